@@ -1,0 +1,35 @@
+cdef enum KernelType:
+    LINEAR = 0
+    POLY = 1
+    RBF = 2
+    SIGMOID = 3
+    PRECOMPUTED = 4
+
+
+cdef double kernel_from_dot(int kernel_type, double dot, double sq_a,
+                            double sq_b, double gamma, double coef0,
+                            int degree) noexcept nogil
+
+
+cdef class Kernel:
+    """Kernel values between the rows of one training matrix (dense, CSR or
+    a precomputed Gram matrix)."""
+    cdef readonly int kernel_type
+    cdef readonly int degree
+    cdef readonly double gamma
+    cdef readonly double coef0
+    cdef readonly Py_ssize_t n_samples
+    cdef readonly Py_ssize_t n_features
+    cdef readonly bint sparse
+    cdef object _keepalive
+    cdef const double[:, ::1] dense        # dense rows, or the Gram matrix
+    cdef const double[::1] csr_data
+    cdef const int[::1] csr_indices
+    cdef const int[::1] csr_indptr
+    cdef double[::1] sq_norms              # ||x_i||^2, used by RBF
+    cdef double[::1] scatter               # dense copy of one CSR row
+
+    cdef double dot(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef double value(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef void column(self, Py_ssize_t a, const Py_ssize_t* idx,
+                     Py_ssize_t count, double* out) noexcept nogil

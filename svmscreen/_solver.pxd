@@ -1,0 +1,15 @@
+from svmscreen._cache cimport ColumnCache
+from svmscreen._kernels cimport Kernel
+
+
+cdef class QMatrix:
+    """Q_ij = s_i s_j K(x_i, x_j), cached, in the solver's position order."""
+    cdef readonly Kernel kernel
+    cdef ColumnCache cache
+    cdef readonly Py_ssize_t n
+    cdef double[::1] sign          # s_i, position order
+    cdef double[::1] QD            # Q_ii, position order
+    cdef Py_ssize_t[::1] perm      # position -> sample index
+
+    cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil
+    cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil

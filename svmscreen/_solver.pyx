@@ -1,0 +1,653 @@
+"""The one QP solver of svmscreen: SMO over a cached kernel matrix.
+
+Contract (the generalisation of LIBSVM's ``Solver``, svm.cpp, to per-sample
+bounds; Fan, Chen & Lin, JMLR 6, 2005):
+
+    min_a   1/2 a'Qa + p'a
+    s.t.    lo_i <= a_i <= hi_i            for every i
+            y'a = delta                     (only when ``y`` is given)
+
+Q is a ``QMatrix`` (a kernel, a sign vector s and an LRU column cache);
+delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
+
+* With the equality, each step updates two variables chosen by LIBSVM's
+  second-order working-set selection (WSS2).  The stopping rule is LIBSVM's
+  maximal violation  m(a) - M(a) < tol,  m = max_{I_up} -y_t G_t,
+  M = min_{I_low} -y_t G_t.
+* Without it (the bias-free SVM of the screening papers), each step updates
+  one variable, the one whose clipped Newton step decreases the objective
+  most (second-order selection).  The stopping rule is LIBLINEAR's
+  PGmax - PGmin < tol on the projected gradient.
+* Shrinking (LIBSVM's ``do_shrinking``) moves bounded variables that cannot
+  move behind ``active_size``; the gradient of those variables is rebuilt
+  from ``G_bar`` before the final optimality check.
+* ``fixed`` variables never enter the problem: they stay at their bound and
+  act only through ``G_bar``, the gradient contribution of every variable at
+  a bound:  G_bar_i = sum_{j at a bound} a_j Q_ij.  Screening uses this; the
+  gradient of a fixed variable is still computed at the end, so callers can
+  check its KKT condition.
+
+All arrays are indexed by sample on the way in and out; inside, variables
+live in the QMatrix's position order, which shrinking permutes.
+
+Trusts its caller: arrays have length n, lo <= alpha0 <= hi, fixed variables
+sit at a bound, and Q matches the data.
+"""
+import numpy as np
+
+from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport INFINITY, fabs
+
+from svmscreen._cache cimport ColumnCache
+from svmscreen._kernels cimport Kernel
+
+cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curvature
+
+cdef enum Status:
+    LOWER = 0
+    UPPER = 1
+    FREE = 2
+
+
+cdef class QMatrix:
+    """Cached Q_ij = s_i s_j K(x_i, x_j).
+
+    Parameters
+    ----------
+    kernel : Kernel
+    sign : ndarray of shape (n,) or None
+        s_i in {-1, +1} (the labels, for SVC); None means all +1.
+    cache_size : float
+        Cache budget in MB.
+
+    One QMatrix can serve many solves (a path, CCCP steps): its cache and
+    its position order carry over from one solve to the next.
+    """
+
+    def __init__(self, Kernel kernel, sign=None, double cache_size=100.0):
+        self.kernel = kernel
+        self.n = kernel.n_samples
+        self.cache = ColumnCache(self.n, cache_size)
+        self.perm = np.arange(self.n, dtype=np.intp)
+        if sign is None:
+            self.sign = np.ones(self.n, dtype=np.float64)
+        else:
+            self.sign = np.array(sign, dtype=np.float64)
+        self.QD = kernel.diagonal()   # s_i^2 = 1
+
+    cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil:
+        """Column i of Q, entries 0..length-1 in position order."""
+        cdef double* data
+        cdef Py_ssize_t start, k
+        cdef double s_i
+        start = self.cache.get_data(i, &data, length)
+        if start < 0:
+            with gil:
+                raise MemoryError("kernel cache: out of memory")
+        if start < length:
+            self.kernel.column(self.perm[i], &self.perm[start], length - start,
+                               data + start)
+            s_i = self.sign[i]
+            for k in range(start, length):
+                data[k] *= s_i * self.sign[k]
+        return data
+
+    cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        self.cache.swap_index(i, j)
+        self.perm[i], self.perm[j] = self.perm[j], self.perm[i]
+        self.sign[i], self.sign[j] = self.sign[j], self.sign[i]
+        self.QD[i], self.QD[j] = self.QD[j], self.QD[i]
+
+    def diagonal(self):
+        """Q_ii in sample order."""
+        out = np.empty(self.n, dtype=np.float64)
+        out[np.asarray(self.perm)] = np.asarray(self.QD)
+        return out
+
+
+class SolveResult:
+    """What one solve returns (arrays in sample order).
+
+    Attributes
+    ----------
+    alpha : ndarray
+        The solution.
+    grad : ndarray
+        G = Q alpha + p at the solution, for every sample (fixed ones too).
+    rho : float or None
+        LIBSVM's rho (the decision function is sum_j y_j a_j K(x_j, x) - rho);
+        None without the equality.
+    objective : float
+        1/2 a'Qa + p'a.
+    n_iter : int
+    status : {"optimal", "max_iter"}
+    violation : float
+        The stopping criterion's value at the end (m(a) - M(a), or
+        PGmax - PGmin without the equality).
+    """
+
+    def __init__(self, alpha, grad, rho, objective, n_iter, status, violation):
+        self.alpha = alpha
+        self.grad = grad
+        self.rho = rho
+        self.objective = objective
+        self.n_iter = n_iter
+        self.status = status
+        self.violation = violation
+
+    def __repr__(self):
+        return (f"SolveResult(objective={self.objective!r}, rho={self.rho!r}, "
+                f"n_iter={self.n_iter}, status={self.status!r})")
+
+
+cdef class _SMO:
+    cdef QMatrix Q
+    cdef Py_ssize_t l              # all variables, fixed ones included
+    cdef Py_ssize_t l_var          # variables that may move: positions < l_var
+    cdef Py_ssize_t active_size
+    cdef double[::1] alpha, G, G_bar, p, lo, hi, y
+    cdef signed char[::1] status
+    cdef bint has_equality, shrinking, unshrink
+    cdef double eps
+    cdef double violation
+    cdef long long max_iter, n_iter
+
+    cdef inline bint is_upper(self, Py_ssize_t i) noexcept nogil:
+        return self.status[i] == UPPER
+
+    cdef inline bint is_lower(self, Py_ssize_t i) noexcept nogil:
+        return self.status[i] == LOWER
+
+    cdef inline bint is_free(self, Py_ssize_t i) noexcept nogil:
+        return self.status[i] == FREE
+
+    cdef inline double bound_value(self, Py_ssize_t i) noexcept nogil:
+        # a_i's share of G_bar: a_i at a bound, 0 when free.
+        return 0.0 if self.status[i] == FREE else self.alpha[i]
+
+    cdef inline void update_status(self, Py_ssize_t i) noexcept nogil:
+        if self.alpha[i] >= self.hi[i]:
+            self.status[i] = UPPER
+        elif self.alpha[i] <= self.lo[i]:
+            self.status[i] = LOWER
+        else:
+            self.status[i] = FREE
+
+    cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        self.Q.swap_index(i, j)
+        self.alpha[i], self.alpha[j] = self.alpha[j], self.alpha[i]
+        self.G[i], self.G[j] = self.G[j], self.G[i]
+        self.G_bar[i], self.G_bar[j] = self.G_bar[j], self.G_bar[i]
+        self.p[i], self.p[j] = self.p[j], self.p[i]
+        self.lo[i], self.lo[j] = self.lo[j], self.lo[i]
+        self.hi[i], self.hi[j] = self.hi[j], self.hi[i]
+        self.y[i], self.y[j] = self.y[j], self.y[i]
+        self.status[i], self.status[j] = self.status[j], self.status[i]
+
+    # ---------------------------------------------------------------- setup
+    cdef int init_gradient(self, bint have_grad) except -1 nogil:
+        """G = Q a + p and G_bar, from the columns of the nonzero a_j.
+
+        With a known gradient (warm start along a path), only G_bar is
+        built, from whichever side needs fewer columns:
+        G_bar = sum_{bounded} a_j Q_j  or  G - p - sum_{free} a_j Q_j.
+        """
+        cdef Py_ssize_t i, k, n_free = 0, n_bounded = 0
+        cdef double* Q_i
+        for i in range(self.l):
+            self.G_bar[i] = 0.0
+            if self.alpha[i] != 0.0:
+                if self.is_free(i):
+                    n_free += 1
+                else:
+                    n_bounded += 1
+        if not have_grad:
+            for i in range(self.l):
+                self.G[i] = self.p[i]
+        if have_grad and n_free < n_bounded:
+            for k in range(self.l):
+                self.G_bar[k] = self.G[k] - self.p[k]
+            for i in range(self.l):
+                if self.is_free(i) and self.alpha[i] != 0.0:
+                    Q_i = self.Q.get_Q(i, self.l)
+                    for k in range(self.l):
+                        self.G_bar[k] -= self.alpha[i] * Q_i[k]
+            return 0
+        for i in range(self.l):
+            if self.alpha[i] == 0.0:
+                continue
+            if have_grad and self.is_free(i):
+                continue
+            Q_i = self.Q.get_Q(i, self.l)
+            if not have_grad:
+                for k in range(self.l):
+                    self.G[k] += self.alpha[i] * Q_i[k]
+            if not self.is_free(i):
+                for k in range(self.l):
+                    self.G_bar[k] += self.alpha[i] * Q_i[k]
+        return 0
+
+    cdef int reconstruct_gradient(self, Py_ssize_t stop) except -1 nogil:
+        """Rebuild G on positions active_size..stop-1 (LIBSVM's
+        reconstruct_gradient): G_i = G_bar_i + p_i + sum_{free j} a_j Q_ij."""
+        cdef Py_ssize_t i, j, n_free = 0, start = self.active_size
+        cdef double* Q_i
+        if start >= stop:
+            return 0
+        for j in range(start, stop):
+            self.G[j] = self.G_bar[j] + self.p[j]
+        for j in range(start):
+            if self.is_free(j):
+                n_free += 1
+        # Whichever loop order fetches fewer kernel values.
+        if n_free * stop > 2 * start * (stop - start):
+            for i in range(start, stop):
+                Q_i = self.Q.get_Q(i, start)
+                for j in range(start):
+                    if self.is_free(j):
+                        self.G[i] += self.alpha[j] * Q_i[j]
+        else:
+            for i in range(start):
+                if self.is_free(i):
+                    Q_i = self.Q.get_Q(i, stop)
+                    for j in range(start, stop):
+                        self.G[j] += self.alpha[i] * Q_i[j]
+        return 0
+
+    # ------------------------------------------- working-set selection (WSS)
+    cdef int select_pair(self, Py_ssize_t* out_i, Py_ssize_t* out_j) except -2 nogil:
+        """WSS2 (Fan, Chen & Lin 2005, WSS 2; svm.cpp select_working_set).
+        Returns 1 when m(a) - M(a) < eps (optimal), else 0."""
+        cdef double Gmax = -INFINITY, Gmax2 = -INFINITY, obj_diff_min = INFINITY
+        cdef Py_ssize_t t, Gmax_idx = -1, Gmin_idx = -1, i
+        cdef double grad_diff, quad_coef, obj_diff
+        cdef double* Q_i = NULL
+        for t in range(self.active_size):
+            if self.y[t] > 0:
+                if not self.is_upper(t) and -self.G[t] >= Gmax:
+                    Gmax = -self.G[t]
+                    Gmax_idx = t
+            else:
+                if not self.is_lower(t) and self.G[t] >= Gmax:
+                    Gmax = self.G[t]
+                    Gmax_idx = t
+        i = Gmax_idx
+        if i != -1:
+            Q_i = self.Q.get_Q(i, self.active_size)
+        for t in range(self.active_size):
+            if self.y[t] > 0:
+                if not self.is_lower(t):
+                    grad_diff = Gmax + self.G[t]
+                    if self.G[t] >= Gmax2:
+                        Gmax2 = self.G[t]
+                    if grad_diff > 0:
+                        quad_coef = self.Q.QD[i] + self.Q.QD[t] - 2.0 * self.y[i] * Q_i[t]
+                        obj_diff = -(grad_diff * grad_diff) / (quad_coef if quad_coef > 0 else TAU)
+                        if obj_diff <= obj_diff_min:
+                            Gmin_idx = t
+                            obj_diff_min = obj_diff
+            else:
+                if not self.is_upper(t):
+                    grad_diff = Gmax - self.G[t]
+                    if -self.G[t] >= Gmax2:
+                        Gmax2 = -self.G[t]
+                    if grad_diff > 0:
+                        quad_coef = self.Q.QD[i] + self.Q.QD[t] + 2.0 * self.y[i] * Q_i[t]
+                        obj_diff = -(grad_diff * grad_diff) / (quad_coef if quad_coef > 0 else TAU)
+                        if obj_diff <= obj_diff_min:
+                            Gmin_idx = t
+                            obj_diff_min = obj_diff
+        self.violation = Gmax + Gmax2 if (Gmax_idx != -1 and Gmax2 > -INFINITY) else 0.0
+        if self.violation < self.eps or Gmin_idx == -1:
+            return 1
+        out_i[0] = Gmax_idx
+        out_j[0] = Gmin_idx
+        return 0
+
+    cdef inline double projected_gradient(self, Py_ssize_t t) noexcept nogil:
+        if self.is_lower(t):
+            return self.G[t] if self.G[t] < 0.0 else 0.0
+        if self.is_upper(t):
+            return self.G[t] if self.G[t] > 0.0 else 0.0
+        return self.G[t]
+
+    cdef int select_single(self, Py_ssize_t* out_i) noexcept nogil:
+        """Bias-free selection: the variable whose clipped Newton step
+        decreases the objective most.  Returns 1 when PGmax - PGmin < eps."""
+        cdef double PGmax = 0.0, PGmin = 0.0, best_gain = 0.0
+        cdef double pg, g, d, gain
+        cdef Py_ssize_t t, best = -1
+        for t in range(self.active_size):
+            pg = self.projected_gradient(t)
+            if pg == 0.0:
+                continue
+            if pg > PGmax:
+                PGmax = pg
+            if pg < PGmin:
+                PGmin = pg
+            g = self.G[t]
+            d = self.clipped_newton(t) - self.alpha[t]
+            gain = -(g * d + 0.5 * self.Q.QD[t] * d * d)
+            if gain > best_gain:
+                best_gain = gain
+                best = t
+        self.violation = PGmax - PGmin
+        if self.violation < self.eps or best == -1:
+            return 1
+        out_i[0] = best
+        return 0
+
+    cdef inline double clipped_newton(self, Py_ssize_t t) noexcept nogil:
+        cdef double curvature = self.Q.QD[t] if self.Q.QD[t] > TAU else TAU
+        cdef double target = self.alpha[t] - self.G[t] / curvature
+        if target <= self.lo[t]:
+            return self.lo[t]
+        if target >= self.hi[t]:
+            return self.hi[t]
+        return target
+
+    # -------------------------------------------------------------- updates
+    cdef int update_G_bar(self, Py_ssize_t i, double old_bound_value) except -1 nogil:
+        cdef double change = self.bound_value(i) - old_bound_value
+        cdef double* Q_i
+        cdef Py_ssize_t k
+        if change != 0.0:
+            Q_i = self.Q.get_Q(i, self.l)
+            for k in range(self.l):
+                self.G_bar[k] += change * Q_i[k]
+        return 0
+
+    cdef int step_pair(self, Py_ssize_t i, Py_ssize_t j) except -1 nogil:
+        """Analytic two-variable step on the line y_i a_i + y_j a_j = const,
+        clipped to both boxes (svm.cpp Solve, generalised to [lo, hi])."""
+        cdef double* Q_i = self.Q.get_Q(i, self.active_size)
+        cdef double* Q_j = self.Q.get_Q(j, self.active_size)
+        cdef double old_i = self.alpha[i], old_j = self.alpha[j]
+        cdef double old_bv_i = self.bound_value(i), old_bv_j = self.bound_value(j)
+        cdef double quad_coef, delta, t, low, high, sum_or_diff
+        cdef double d_i, d_j
+        cdef Py_ssize_t k
+        if self.y[i] != self.y[j]:
+            # a_i - a_j = diff stays fixed; both move by delta.
+            quad_coef = self.Q.QD[i] + self.Q.QD[j] + 2.0 * Q_i[j]
+            delta = (-self.G[i] - self.G[j]) / (quad_coef if quad_coef > 0 else TAU)
+            sum_or_diff = old_i - old_j
+            t = old_j + delta
+            low = max(self.lo[j], self.lo[i] - sum_or_diff)
+            high = min(self.hi[j], self.hi[i] - sum_or_diff)
+            # Snap to the bound that binds, so that a variable at its
+            # bound holds the bound exactly.
+            if t <= low:
+                if self.lo[j] >= self.lo[i] - sum_or_diff:
+                    self.alpha[j] = self.lo[j]
+                    self.alpha[i] = self.lo[j] + sum_or_diff
+                else:
+                    self.alpha[i] = self.lo[i]
+                    self.alpha[j] = self.lo[i] - sum_or_diff
+            elif t >= high:
+                if self.hi[j] <= self.hi[i] - sum_or_diff:
+                    self.alpha[j] = self.hi[j]
+                    self.alpha[i] = self.hi[j] + sum_or_diff
+                else:
+                    self.alpha[i] = self.hi[i]
+                    self.alpha[j] = self.hi[i] - sum_or_diff
+            else:
+                self.alpha[j] = t
+                self.alpha[i] = t + sum_or_diff
+        else:
+            # a_i + a_j = sum stays fixed; a_i moves by -delta, a_j by +delta.
+            quad_coef = self.Q.QD[i] + self.Q.QD[j] - 2.0 * Q_i[j]
+            delta = (self.G[i] - self.G[j]) / (quad_coef if quad_coef > 0 else TAU)
+            sum_or_diff = old_i + old_j
+            t = old_j + delta
+            low = max(self.lo[j], sum_or_diff - self.hi[i])
+            high = min(self.hi[j], sum_or_diff - self.lo[i])
+            if t <= low:
+                if self.lo[j] >= sum_or_diff - self.hi[i]:
+                    self.alpha[j] = self.lo[j]
+                    self.alpha[i] = sum_or_diff - self.lo[j]
+                else:
+                    self.alpha[i] = self.hi[i]
+                    self.alpha[j] = sum_or_diff - self.hi[i]
+            elif t >= high:
+                if self.hi[j] <= sum_or_diff - self.lo[i]:
+                    self.alpha[j] = self.hi[j]
+                    self.alpha[i] = sum_or_diff - self.hi[j]
+                else:
+                    self.alpha[i] = self.lo[i]
+                    self.alpha[j] = sum_or_diff - self.lo[i]
+            else:
+                self.alpha[j] = t
+                self.alpha[i] = sum_or_diff - t
+        # Rounding in the derived variable must not leave its box.
+        self.alpha[i] = min(max(self.alpha[i], self.lo[i]), self.hi[i])
+        self.alpha[j] = min(max(self.alpha[j], self.lo[j]), self.hi[j])
+
+        d_i = self.alpha[i] - old_i
+        d_j = self.alpha[j] - old_j
+        for k in range(self.active_size):
+            self.G[k] += Q_i[k] * d_i + Q_j[k] * d_j
+        self.update_status(i)
+        self.update_status(j)
+        self.update_G_bar(i, old_bv_i)
+        self.update_G_bar(j, old_bv_j)
+        return 0
+
+    cdef int step_single(self, Py_ssize_t i) except -1 nogil:
+        cdef double* Q_i = self.Q.get_Q(i, self.active_size)
+        cdef double old_bv = self.bound_value(i)
+        cdef double d = self.clipped_newton(i) - self.alpha[i]
+        cdef Py_ssize_t k
+        self.alpha[i] += d
+        if d < 0 and self.alpha[i] < self.lo[i]:
+            self.alpha[i] = self.lo[i]
+        elif d > 0 and self.alpha[i] > self.hi[i]:
+            self.alpha[i] = self.hi[i]
+        for k in range(self.active_size):
+            self.G[k] += Q_i[k] * d
+        self.update_status(i)
+        self.update_G_bar(i, old_bv)
+        return 0
+
+    # ------------------------------------------------------------ shrinking
+    cdef bint be_shrunk(self, Py_ssize_t i, double Gmax1, double Gmax2) noexcept nogil:
+        """Can a_i be left out?  (svm.cpp be_shrunk; for the bias-free mode,
+        Gmax1 = PGmax and Gmax2 = -PGmin as in LIBLINEAR's shrinking.)"""
+        if not self.has_equality:
+            if self.is_lower(i):
+                return self.G[i] > Gmax1
+            if self.is_upper(i):
+                return -self.G[i] > Gmax2
+            return False
+        if self.is_upper(i):
+            if self.y[i] > 0:
+                return -self.G[i] > Gmax1
+            return -self.G[i] > Gmax2
+        if self.is_lower(i):
+            if self.y[i] > 0:
+                return self.G[i] > Gmax2
+            return self.G[i] > Gmax1
+        return False
+
+    cdef int do_shrinking(self) except -1 nogil:
+        cdef double Gmax1 = -INFINITY, Gmax2 = -INFINITY, pg
+        cdef Py_ssize_t i
+        if self.has_equality:
+            # Gmax1 = max{-y_t G_t : t in I_up},  Gmax2 = max{y_t G_t : t in I_low}
+            for i in range(self.active_size):
+                if self.y[i] > 0:
+                    if not self.is_upper(i) and -self.G[i] >= Gmax1:
+                        Gmax1 = -self.G[i]
+                    if not self.is_lower(i) and self.G[i] >= Gmax2:
+                        Gmax2 = self.G[i]
+                else:
+                    if not self.is_upper(i) and -self.G[i] >= Gmax2:
+                        Gmax2 = -self.G[i]
+                    if not self.is_lower(i) and self.G[i] >= Gmax1:
+                        Gmax1 = self.G[i]
+        else:
+            Gmax1 = 0.0
+            Gmax2 = 0.0
+            for i in range(self.active_size):
+                pg = self.projected_gradient(i)
+                if pg > Gmax1:
+                    Gmax1 = pg
+                if -pg > Gmax2:
+                    Gmax2 = -pg
+        if not self.unshrink and Gmax1 + Gmax2 <= self.eps * 10:
+            # Close to the end: bring everything back once, so that the
+            # final iterations see the whole problem.
+            self.unshrink = True
+            self.reconstruct_gradient(self.l_var)
+            self.active_size = self.l_var
+        i = 0
+        while i < self.active_size:
+            if self.be_shrunk(i, Gmax1, Gmax2):
+                self.active_size -= 1
+                while self.active_size > i:
+                    if not self.be_shrunk(self.active_size, Gmax1, Gmax2):
+                        self.swap_index(i, self.active_size)
+                        break
+                    self.active_size -= 1
+            i += 1
+        return 0
+
+    # ----------------------------------------------------------------- main
+    cdef int select(self, Py_ssize_t* i, Py_ssize_t* j) except -2 nogil:
+        if self.has_equality:
+            return self.select_pair(i, j)
+        return self.select_single(i)
+
+    cdef int run(self) except -1 nogil:
+        cdef Py_ssize_t i = -1, j = -1
+        cdef long long counter = min(self.l, 1000) + 1
+        while self.n_iter < self.max_iter:
+            counter -= 1
+            if counter == 0:
+                counter = min(self.l, 1000)
+                if self.shrinking:
+                    self.do_shrinking()
+                with gil:
+                    if PyErr_CheckSignals() != 0:
+                        return -1
+            if self.select(&i, &j) != 0:
+                # Optimal on the active set: rebuild the whole gradient and
+                # check again (svm.cpp Solve, the "*" step).
+                self.reconstruct_gradient(self.l_var)
+                self.active_size = self.l_var
+                if self.select(&i, &j) != 0:
+                    return 0
+                counter = 1  # shrink at the next iteration
+            self.n_iter += 1
+            if self.has_equality:
+                self.step_pair(i, j)
+            else:
+                self.step_single(i)
+        return 0
+
+    cdef double calculate_rho(self) noexcept nogil:
+        """svm.cpp calculate_rho: the mean of y_i G_i over free variables,
+        else the midpoint of the interval the KKT conditions allow."""
+        cdef double ub = INFINITY, lb = -INFINITY, total = 0.0, yG
+        cdef Py_ssize_t i, n_free = 0
+        for i in range(self.l):
+            yG = self.y[i] * self.G[i]
+            if self.is_upper(i):
+                if self.y[i] < 0:
+                    ub = min(ub, yG)
+                else:
+                    lb = max(lb, yG)
+            elif self.is_lower(i):
+                if self.y[i] > 0:
+                    ub = min(ub, yG)
+                else:
+                    lb = max(lb, yG)
+            else:
+                n_free += 1
+                total += yG
+        if n_free > 0:
+            return total / n_free
+        return (ub + lb) / 2
+
+
+def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
+          double tol=1e-3, bint shrinking=True, max_iter=None):
+    """Solve the box QP of this module's docstring.
+
+    Parameters
+    ----------
+    Q : QMatrix
+    p, lo, hi, alpha0 : ndarray of shape (n,)
+        Linear term, bounds and a feasible starting point (sample order).
+    y : ndarray of shape (n,) or None
+        Signs of the equality y'a = y'alpha0; None for the bias-free problem.
+    fixed : bool ndarray of shape (n,) or None
+        Variables held at their (bound) value in alpha0.
+    grad0 : ndarray of shape (n,) or None
+        Q alpha0 + p if already known (saves the kernel columns).
+    tol : float
+        Stopping tolerance (LIBSVM's -e).
+    shrinking : bool
+    max_iter : int or None
+        Default max(1e7, 100 n), as LIBSVM.
+
+    Returns
+    -------
+    SolveResult
+    """
+    cdef _SMO s = _SMO()
+    cdef Py_ssize_t n = Q.n, pos, last
+    cdef Py_ssize_t[::1] perm = Q.perm
+    cdef signed char[::1] is_fixed
+    s.Q = Q
+    s.l = n
+    s.eps = tol
+    s.shrinking = shrinking
+    s.has_equality = y is not None
+    s.max_iter = max(10_000_000, 100 * n) if max_iter is None else max_iter
+    s.n_iter = 0
+    s.unshrink = False
+    order = np.asarray(perm)
+    s.p = np.array(p, dtype=np.float64)[order]
+    s.lo = np.array(lo, dtype=np.float64)[order]
+    s.hi = np.array(hi, dtype=np.float64)[order]
+    s.alpha = np.array(alpha0, dtype=np.float64)[order]
+    s.y = (np.ones(n) if y is None else np.asarray(y, dtype=np.float64))[order]
+    s.G = np.empty(n) if grad0 is None else np.array(grad0, dtype=np.float64)[order]
+    s.G_bar = np.zeros(n)
+    s.status = np.zeros(n, dtype=np.int8)
+    fixed_mask = np.zeros(n, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
+    # A variable with lo == hi cannot move: treat it as fixed.
+    is_fixed = (fixed_mask[order] | (np.asarray(s.hi) <= np.asarray(s.lo))).astype(np.int8)
+    for pos in range(n):
+        s.update_status(pos)
+
+    with nogil:
+        # Fixed variables go to the end, behind every movable one.
+        last = n
+        pos = 0
+        while pos < last:
+            if is_fixed[pos]:
+                last -= 1
+                while last > pos and is_fixed[last]:
+                    last -= 1
+                s.swap_index(pos, last)
+                is_fixed[pos], is_fixed[last] = is_fixed[last], is_fixed[pos]
+            pos += 1
+        s.l_var = last
+        s.active_size = last
+        s.init_gradient(grad0 is not None)
+        s.run()
+        s.reconstruct_gradient(s.l)
+        s.active_size = s.l
+
+    status = "optimal" if s.n_iter < s.max_iter else "max_iter"
+    order = np.asarray(Q.perm)
+    alpha = np.empty(n)
+    alpha[order] = np.asarray(s.alpha)
+    grad = np.empty(n)
+    grad[order] = np.asarray(s.G)
+    objective = 0.5 * float(np.dot(alpha, grad + np.asarray(p, dtype=np.float64)))
+    rho = s.calculate_rho() if s.has_equality else None
+    return SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
+                       float(s.violation))

@@ -1,0 +1,190 @@
+"""Validation at the boundary: every public entry point checks its input here
+once, and everything below trusts it.
+
+Arrays become float64 C-contiguous ndarrays or CSR matrices with float64 data
+and int32 sorted unique indices, always as copies when anything must change:
+the caller's objects are never modified.  Errors are ValueError/TypeError
+naming the argument and the value.
+"""
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+
+class ConvergenceWarning(UserWarning):
+    """The solver stopped at max_iter before reaching the tolerance."""
+
+
+def check_X(X, name="X", precomputed=False):
+    """Dense float64 C-contiguous array or canonical CSR (see module doc)."""
+    if X is None:
+        raise TypeError(f"{name} must be an array or a sparse matrix, got None")
+    if sp.issparse(X):
+        if precomputed:
+            raise TypeError(f"{name}: a precomputed kernel must be a dense array")
+        X = sp.csr_matrix(X)   # a new object; the data may still be shared
+        if X.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"{name} is empty: shape {X.shape}")
+        check_csr_indices(X, name)
+        data = np.asarray(X.data, dtype=np.float64)
+        if not np.all(np.isfinite(data)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        X = sp.csr_matrix((data.copy(), X.indices.astype(np.int32, copy=True),
+                           X.indptr.astype(np.int32, copy=True)), shape=X.shape)
+        return X
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:
+        raise TypeError(f"{name} cannot be converted to an array: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return arr
+
+
+def check_csr_indices(X, name):
+    """Column indices must be sorted and unique in every row, as LIBSVM's
+    format requires; we refuse rather than sort the caller's matrix."""
+    indptr, indices = X.indptr, X.indices
+    if indices.size and (indices.min() < 0 or indices.max() >= X.shape[1]):
+        raise ValueError(f"{name}: CSR column index out of range")
+    step = np.diff(indices.astype(np.int64))
+    row_starts = indptr[1:-1]
+    inside_row = np.ones(step.shape, dtype=bool)
+    inside_row[row_starts[(row_starts > 0) & (row_starts < indices.size)] - 1] = False
+    bad = np.flatnonzero(inside_row & (step <= 0))
+    if bad.size:
+        row = int(np.searchsorted(indptr, bad[0], side="right") - 1)
+        raise ValueError(
+            f"{name}: CSR row {row} has unsorted or duplicate column indices; "
+            f"call sort_indices() and sum_duplicates() on a copy first")
+
+
+def check_precomputed(K, name="X", n_train=None):
+    """A finite kernel matrix: square for training, (n, n_train) for
+    prediction."""
+    K = check_X(K, name, precomputed=True)
+    if n_train is None and K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name}: a precomputed kernel must be square, got shape {K.shape}")
+    if n_train is not None and K.shape[1] != n_train:
+        raise ValueError(f"{name}: a precomputed kernel for prediction needs {n_train} "
+                         f"columns (one per training sample), got {K.shape[1]}")
+    return K
+
+
+def check_labels(y, n_samples, name="y"):
+    """1-D finite real labels, one per sample."""
+    try:
+        y = np.asarray(y)
+    except Exception as exc:
+        raise TypeError(f"{name} cannot be converted to an array: {exc}") from None
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"{name} has {y.shape[0]} labels but X has {n_samples} samples")
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers, got dtype {y.dtype}")
+    y = np.array(y, dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return y
+
+
+def binary_signs(y, name="y"):
+    """(classes, s) with s_i = +1 for classes[1], -1 for classes[0]."""
+    classes = np.unique(y)
+    if classes.size != 2:
+        raise ValueError(f"{name} must contain exactly two classes, got {classes.size}: "
+                         f"{classes[:5].tolist()}")
+    return classes, np.where(y == classes[1], 1.0, -1.0)
+
+
+def _positive(name, value, allow_zero=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        op = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {op}, got {value!r}")
+    return value
+
+
+def resolve_gamma(gamma, X, kernel):
+    """gamma=None or "auto" -> 1/n_features (LIBSVM's default);
+    "scale" -> 1/(n_features * X.var()) (scikit-learn's)."""
+    if kernel in ("linear", "precomputed"):
+        return 0.0 if gamma is None or isinstance(gamma, str) else _positive("gamma", gamma)
+    n_features = X.shape[1]
+    if gamma is None or gamma == "auto":
+        return 1.0 / n_features
+    if gamma == "scale":
+        if sp.issparse(X):
+            var = X.multiply(X).mean() - X.mean() ** 2
+        else:
+            var = X.var()
+        return 1.0 / (n_features * var) if var > 0 else 1.0
+    if isinstance(gamma, str):
+        raise ValueError(f"gamma must be a positive number, 'scale' or 'auto', got {gamma!r}")
+    return _positive("gamma", gamma)
+
+
+def check_parameters(*, C, kernel, degree, coef0, tol, cache_size, max_iter):
+    """The one parameter check (as LIBSVM's svm_check_parameter); returns the
+    values normalised."""
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    C = _positive("C", C)
+    if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 0:
+        raise ValueError(f"degree must be a non-negative integer, got {degree!r}")
+    if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real) or not np.isfinite(coef0):
+        raise TypeError(f"coef0 must be a finite real number, got {coef0!r}")
+    tol = _positive("tol", tol)
+    cache_size = _positive("cache_size", cache_size)
+    if max_iter is not None:
+        if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter <= 0:
+            raise ValueError(f"max_iter must be a positive integer or None, got {max_iter!r}")
+        max_iter = int(max_iter)
+    return C, int(degree), float(coef0), tol, cache_size, max_iter
+
+
+def class_bounds(signs, classes, C, class_weight, sample_weight):
+    """Per-sample upper bound C_i = C * weight(class) * sample_weight_i."""
+    hi = np.full(signs.shape, C)
+    if class_weight is not None:
+        if not isinstance(class_weight, dict):
+            raise TypeError(f"class_weight must be a dict {{label: weight}}, got {class_weight!r}")
+        for label, weight in class_weight.items():
+            weight = _positive(f"class_weight[{label!r}]", weight)
+            match = np.flatnonzero(classes == label)
+            if match.size == 0:
+                raise ValueError(f"class_weight names label {label!r}, which is not in y "
+                                 f"(labels: {classes.tolist()})")
+            hi[signs == (1.0 if match[0] == 1 else -1.0)] *= weight
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.shape != signs.shape:
+            raise ValueError(f"sample_weight must have shape {signs.shape}, got {sw.shape}")
+        if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+            raise ValueError("sample_weight must be finite and >= 0")
+        hi = hi * sw
+    return hi
+
+
+def warn_if_not_converged(status, max_iter):
+    if status == "max_iter":
+        warnings.warn(f"the solver reached max_iter={max_iter} before the tolerance; "
+                      "the solution may be inexact", ConvergenceWarning, stacklevel=3)

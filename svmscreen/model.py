@@ -1,0 +1,188 @@
+"""The binary SVM model and the low-level entry point that fits one.
+
+``fit_binary`` is the documented low-level entry point: one binary C-SVC,
+with LIBSVM's intercept or bias-free, for any kernel, dense or CSR input.
+Everything it builds (kernel, cached Q, bounds) goes through the single
+solver in ``_solver``.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from svmscreen._kernels import Kernel, cross_kernel
+from svmscreen._solver import QMatrix, solve
+from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
+                                   check_parameters, check_precomputed, check_X,
+                                   class_bounds, resolve_gamma, warn_if_not_converged)
+from svmscreen.objective import duality_gap
+
+__all__ = ["BinaryModel", "fit_binary", "ConvergenceWarning"]
+
+
+class BinaryModel:
+    """A trained binary SVM: f(x) = sum_j dual_coef_j K(sv_j, x) + intercept.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The labels; f(x) > 0 predicts ``classes_[1]``.
+    support_ : ndarray of int
+        Indices of the support vectors in the training data.
+    support_vectors_ : ndarray or CSR matrix
+        Their rows (for a precomputed kernel, empty: only indices are kept).
+    dual_coef_ : ndarray
+        y_j alpha_j for each support vector (y_j = +1 for classes_[1]).
+    intercept_ : float
+        b = -rho, or 0 for a bias-free model.
+    alpha_ : ndarray
+        The full dual solution, one value per training sample.
+    objective_ : float
+        The dual objective in LIBSVM's (minimisation) form, 1/2 a'Qa - sum a.
+    duality_gap_ : float
+        Primal-dual gap of the returned solution.
+    n_iter_ : int
+    status_ : {"optimal", "max_iter"}
+    kernel, gamma, coef0, degree, C, fit_intercept
+        The parameters of the fit.
+    """
+
+    def __init__(self, *, classes, kernel, gamma, coef0, degree, C, fit_intercept,
+                 support, support_vectors, dual_coef, intercept, alpha, objective,
+                 duality_gap, n_iter, status, n_features):
+        self.classes_ = classes
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.support_ = support
+        self.support_vectors_ = support_vectors
+        self.dual_coef_ = dual_coef
+        self.intercept_ = intercept
+        self.alpha_ = alpha
+        self.objective_ = objective
+        self.duality_gap_ = duality_gap
+        self.n_iter_ = n_iter
+        self.status_ = status
+        self.n_features_in_ = n_features
+
+    @property
+    def n_support_(self):
+        """Number of support vectors."""
+        return self.support_.size
+
+    def decision_function(self, X):
+        """f(x) for each row of X (dense or CSR; for a precomputed kernel,
+        the kernel values against every training sample)."""
+        if self.kernel == "precomputed":
+            X = check_precomputed(X, "X", n_train=self.n_features_in_)
+            B = self.support_
+        else:
+            X = check_X(X, "X")
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, but the model was "
+                                 f"trained with {self.n_features_in_}")
+            B = self.support_vectors_
+        out = np.full(X.shape[0], self.intercept_, dtype=np.float64)
+        if self.support_.size == 0:
+            return out
+        for start, stop, K in cross_kernel(X, B, self.kernel, self.gamma, self.coef0,
+                                           self.degree):
+            out[start:stop] += K @ self.dual_coef_
+        return out
+
+    def predict(self, X):
+        """classes_[1] where f(x) > 0, else classes_[0]."""
+        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+
+    def __repr__(self):
+        return (f"BinaryModel(kernel={self.kernel!r}, C={self.C!r}, gamma={self.gamma!r}, "
+                f"n_support={self.n_support_}, intercept={self.intercept_!r})")
+
+
+def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
+               fit_intercept=True, class_weight=None, sample_weight=None, tol=1e-3,
+               shrinking=True, cache_size=100.0, max_iter=None, alpha0=None):
+    """Fit one binary C-SVC exactly (LIBSVM's SMO with WSS2 and shrinking).
+
+    Solves  min_a 1/2 a'Qa - sum_i a_i,  0 <= a_i <= C_i,  and y'a = 0 when
+    ``fit_intercept`` (LIBSVM's model); without it the bias-free SVM of the
+    screening papers (no equality constraint, one-variable steps).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features) or sparse matrix
+        Training data; for ``kernel="precomputed"``, the (n, n) Gram matrix.
+    y : array-like of shape (n_samples,)
+        Exactly two distinct labels.
+    C : float, default=1.0
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}, default="rbf"
+    gamma : float, "scale", "auto" or None, default=None
+        None and "auto" mean 1/n_features, as LIBSVM's default.
+    coef0 : float, default=0.0
+    degree : int, default=3
+    fit_intercept : bool, default=True
+    class_weight : dict or None
+        C of class ``label`` becomes ``weight * C`` (LIBSVM's ``-wi``).
+    sample_weight : array-like or None
+        Per-sample multipliers of C.
+    tol : float, default=1e-3
+        Stopping tolerance (LIBSVM's ``-e``).
+    shrinking : bool, default=True
+    cache_size : float, default=100
+        Kernel cache in MB (LIBSVM's ``-m``).
+    max_iter : int or None
+        Default max(1e7, 100 n) as LIBSVM; reaching it warns.
+    alpha0 : array-like or None
+        A feasible warm start (0 <= alpha0_i <= C_i, and sum_i s_i alpha0_i = 0
+        with an intercept, s_i = +1 for classes_[1]).
+
+    Returns
+    -------
+    BinaryModel
+    """
+    C, degree, coef0, tol, cache_size, max_iter = check_parameters(
+        C=C, kernel=kernel, degree=degree, coef0=coef0, tol=tol,
+        cache_size=cache_size, max_iter=max_iter)
+    X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
+    y = check_labels(y, X.shape[0])
+    classes, signs = binary_signs(y)
+    gamma = resolve_gamma(gamma, X, kernel)
+    hi = class_bounds(signs, classes, C, class_weight, sample_weight)
+    n = X.shape[0]
+    lo = np.zeros(n)
+    if alpha0 is None:
+        alpha0 = np.zeros(n)
+    else:
+        alpha0 = np.array(alpha0, dtype=np.float64)
+        if alpha0.shape != (n,) or not np.all(np.isfinite(alpha0)):
+            raise ValueError(f"alpha0 must be a finite array of shape ({n},)")
+        if np.any(alpha0 < lo) or np.any(alpha0 > hi):
+            raise ValueError("alpha0 must satisfy 0 <= alpha0_i <= C_i")
+        if fit_intercept and abs(np.dot(signs, alpha0)) > 1e-10 * max(1.0, hi.sum()):
+            raise ValueError("alpha0 must satisfy sum_i y_i alpha0_i = 0 when fit_intercept=True")
+
+    kernel_obj = Kernel(X, kernel, gamma, coef0, degree)
+    Q = QMatrix(kernel_obj, signs, cache_size)
+    p = -np.ones(n)
+    equality = signs if fit_intercept else None
+    result = solve(Q, p, lo, hi, alpha0, y=equality, tol=tol, shrinking=shrinking,
+                   max_iter=max_iter)
+    warn_if_not_converged(result.status, max_iter)
+
+    alpha = result.alpha
+    support = np.flatnonzero(alpha > 0)
+    if kernel == "precomputed":
+        support_vectors = np.empty((0, 0))
+    else:
+        support_vectors = X[support]
+        if sp.issparse(support_vectors):
+            support_vectors = sp.csr_matrix(support_vectors)
+    gap = duality_gap(alpha, result.grad, p, lo, hi, equality)
+    return BinaryModel(
+        classes=classes, kernel=kernel, gamma=gamma, coef0=coef0, degree=degree, C=C,
+        fit_intercept=fit_intercept, support=support, support_vectors=support_vectors,
+        dual_coef=signs[support] * alpha[support],
+        intercept=-result.rho if fit_intercept else 0.0, alpha=alpha,
+        objective=result.objective, duality_gap=gap.gap, n_iter=result.n_iter,
+        status=result.status, n_features=X.shape[1])
