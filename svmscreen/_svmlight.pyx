@@ -1,0 +1,388 @@
+"""Parse and format LIBSVM/svmlight data text, as LIBSVM's ``svm-train``
+reads it (svm-train.c, ``read_problem``).
+
+Format (anchors.md §1.5): one row per line, ``<label> <index>:<value> ...``.
+
+- Indices are 1-based and strictly ascending within a row; index 0 is allowed
+  only for precomputed kernels, whose columns keep the file index as-is
+  (column 0 holds the serial number).  Otherwise column = file index - 1.
+- Labels and values are read with ``strtod`` (``+01e0`` is 1); indices with
+  ``strtol``.  NaN and infinite labels or values are rejected.
+- A row may have no features, but a line with no label (empty, blank, or only
+  a comment) is an error, as in LIBSVM.
+- Everything from ``#`` to the end of the line is a comment.  Spaces, tabs,
+  ``\\r``, ``\\v`` and ``\\f`` separate tokens, so CRLF files read fine.
+- ``qid:`` (SVMlight query ids) is not supported and is an error.
+
+Every error is a ``ValueError`` naming the file and the 1-based line.
+
+What this module trusts: ``Parser.feed`` receives a ``bytes`` object whose
+first ``n`` bytes end with a newline or are the whole object (the caller in
+``datasets.py`` splits its input at newlines); ``format_rows`` receives CSR
+arrays already validated by ``datasets.py`` (int64 ``indices``/``indptr``,
+float64 finite ``data``, one ``bytes`` label per row).  Numbers are read
+with the C library's ``strtod``, so they assume the "C" ``LC_NUMERIC`` locale
+that Python keeps unless a program changes it.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from libc.errno cimport errno, ERANGE
+from libc.math cimport isfinite
+from libc.stdint cimport int32_t, int64_t
+from libc.stdio cimport snprintf
+from libc.stdlib cimport free, realloc, strtod, strtol
+from libc.string cimport memchr, memcmp, memcpy
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    bytes PyBytes_FromStringAndSize(const char* v, Py_ssize_t n)
+
+# Error codes set by ``parse_block``; ``Parser.feed`` turns them into messages.
+cdef enum:
+    PARSE_OK = 0
+    ERR_NO_LABEL
+    ERR_LABEL
+    ERR_LABEL_NOT_FINITE
+    ERR_QID
+    ERR_NO_COLON
+    ERR_INDEX
+    ERR_INDEX_TOO_SMALL
+    ERR_INDEX_TOO_LARGE
+    ERR_INDEX_ORDER
+    ERR_VALUE
+    ERR_VALUE_NOT_FINITE
+    ERR_NO_MEMORY
+
+# Largest file index: columns are int32.
+cdef long MAX_INDEX = 2147483647
+
+
+cdef inline bint is_space(char c) noexcept nogil:
+    return c == b' ' or c == b'\t' or c == b'\r' or c == b'\v' or c == b'\f'
+
+
+cdef class Parser:
+    """Incremental parser: feed it complete lines, then call ``finish``.
+
+    Parameters
+    ----------
+    name : str
+        File name used in error messages.
+    precomputed : bool
+        Allow index 0 and keep file indices as column numbers.
+    """
+    cdef:
+        object name
+        bint precomputed
+        # Growing outputs (C buffers, copied into ndarrays by ``finish``).
+        double* labels          # one per row
+        int64_t* indptr         # n_rows + 1 entries
+        double* values          # one per stored entry
+        int32_t* columns        # 0-based column of each entry
+        Py_ssize_t n_rows, cap_rows, nnz, cap_nnz
+        long max_index          # largest file index seen; -1 when none
+        Py_ssize_t line         # lines consumed so far
+        # Error details, valid when ``parse_block`` returns non-zero.
+        Py_ssize_t err_start, err_stop
+        long err_a, err_b
+
+    def __cinit__(self, name, bint precomputed=False):
+        self.name = name
+        self.precomputed = precomputed
+        self.cap_rows = 1024
+        self.cap_nnz = 16384
+        self.labels = <double*>realloc(NULL, self.cap_rows * sizeof(double))
+        self.indptr = <int64_t*>realloc(NULL, (self.cap_rows + 1) * sizeof(int64_t))
+        self.values = <double*>realloc(NULL, self.cap_nnz * sizeof(double))
+        self.columns = <int32_t*>realloc(NULL, self.cap_nnz * sizeof(int32_t))
+        if (self.labels == NULL or self.indptr == NULL or self.values == NULL
+                or self.columns == NULL):
+            raise MemoryError("cannot allocate the data-file parser buffers")
+        self.indptr[0] = 0
+        self.n_rows = 0
+        self.nnz = 0
+        self.max_index = -1
+        self.line = 0
+
+    def __dealloc__(self):
+        free(self.labels)
+        free(self.indptr)
+        free(self.values)
+        free(self.columns)
+
+    cdef int grow_rows(self) noexcept nogil:
+        cdef Py_ssize_t cap = 2 * self.cap_rows
+        cdef double* labels = <double*>realloc(self.labels, cap * sizeof(double))
+        if labels == NULL:
+            return ERR_NO_MEMORY
+        self.labels = labels
+        cdef int64_t* indptr = <int64_t*>realloc(self.indptr, (cap + 1) * sizeof(int64_t))
+        if indptr == NULL:
+            return ERR_NO_MEMORY
+        self.indptr = indptr
+        self.cap_rows = cap
+        return PARSE_OK
+
+    cdef int grow_nnz(self) noexcept nogil:
+        cdef Py_ssize_t cap = 2 * self.cap_nnz
+        cdef double* values = <double*>realloc(self.values, cap * sizeof(double))
+        if values == NULL:
+            return ERR_NO_MEMORY
+        self.values = values
+        cdef int32_t* columns = <int32_t*>realloc(self.columns, cap * sizeof(int32_t))
+        if columns == NULL:
+            return ERR_NO_MEMORY
+        self.columns = columns
+        self.cap_nnz = cap
+        return PARSE_OK
+
+    cdef int fail(self, int code, const char* buf, Py_ssize_t start,
+                  Py_ssize_t end, long a, long b) noexcept nogil:
+        """Record the failing token ``buf[start:stop]`` (stop = the next
+        separator before ``end``) and the numbers ``a``, ``b``."""
+        cdef Py_ssize_t stop = start
+        while stop < end and not is_space(buf[stop]):
+            stop += 1
+        self.err_start = start
+        self.err_stop = stop
+        self.err_a = a
+        self.err_b = b
+        return code
+
+    cdef int parse_block(self, const char* buf, Py_ssize_t n) noexcept nogil:
+        """Parse the lines of ``buf[0:n]``; stop at the first bad one.
+
+        Numbers are parsed in place: ``strtod``/``strtol`` stop at the first
+        character that cannot continue a number, and a newline or ``#`` never
+        can, so they never read past the current line.  Value tokens are
+        checked to start with a non-space first, since ``strtod`` would skip
+        leading whitespace, newlines included.
+        """
+        cdef Py_ssize_t pos = 0, line_end, end, p, q, tok
+        cdef const char* found
+        cdef char* endp
+        cdef double label, value
+        cdef long index, prev, lowest
+        cdef int code
+        cdef long column_shift = 0 if self.precomputed else 1
+        lowest = 0 if self.precomputed else 1
+        while pos < n:
+            found = <const char*>memchr(buf + pos, b'\n', n - pos)
+            line_end = (found - buf) if found != NULL else n
+            self.line += 1
+            found = <const char*>memchr(buf + pos, b'#', line_end - pos)
+            end = (found - buf) if found != NULL else line_end
+
+            # Label.
+            p = pos
+            while p < end and is_space(buf[p]):
+                p += 1
+            if p == end:
+                return self.fail(ERR_NO_LABEL, buf, pos, pos, 0, 0)
+            label = strtod(buf + p, &endp)
+            q = endp - buf
+            if q == p or q > end or (q < end and not is_space(buf[q])):
+                return self.fail(ERR_LABEL, buf, p, end, 0, 0)
+            if not isfinite(label):
+                return self.fail(ERR_LABEL_NOT_FINITE, buf, p, end, 0, 0)
+            if self.n_rows == self.cap_rows:
+                code = self.grow_rows()
+                if code != PARSE_OK:
+                    return code
+            self.labels[self.n_rows] = label
+
+            # Features.
+            prev = lowest - 1
+            p = q
+            while True:
+                while p < end and is_space(buf[p]):
+                    p += 1
+                if p >= end:
+                    break
+                tok = p
+                if end - p >= 4 and memcmp(buf + p, b"qid:", 4) == 0:
+                    return self.fail(ERR_QID, buf, tok, end, 0, 0)
+                errno = 0
+                index = strtol(buf + p, &endp, 10)
+                q = endp - buf
+                if q == p or q >= end or buf[q] != b':':
+                    # Tell "no colon at all" from "a colon after a bad index".
+                    q = p
+                    while q < end and not is_space(buf[q]) and buf[q] != b':':
+                        q += 1
+                    if q < end and buf[q] == b':':
+                        return self.fail(ERR_INDEX, buf, tok, end, 0, 0)
+                    return self.fail(ERR_NO_COLON, buf, tok, end, 0, 0)
+                if errno == ERANGE or index > MAX_INDEX or index < -MAX_INDEX:
+                    return self.fail(ERR_INDEX_TOO_LARGE, buf, tok, end, 0, 0)
+                if index < lowest:
+                    return self.fail(ERR_INDEX_TOO_SMALL, buf, tok, end, index, 0)
+                if index <= prev:
+                    return self.fail(ERR_INDEX_ORDER, buf, tok, end, index, prev)
+                p = q + 1
+                if p >= end or is_space(buf[p]):
+                    return self.fail(ERR_VALUE, buf, tok, end, index, 0)
+                value = strtod(buf + p, &endp)
+                q = endp - buf
+                if q == p or q > end or (q < end and not is_space(buf[q])):
+                    return self.fail(ERR_VALUE, buf, tok, end, index, 0)
+                if not isfinite(value):
+                    return self.fail(ERR_VALUE_NOT_FINITE, buf, tok, end, index, 0)
+                if self.nnz == self.cap_nnz:
+                    code = self.grow_nnz()
+                    if code != PARSE_OK:
+                        return code
+                self.values[self.nnz] = value
+                self.columns[self.nnz] = <int32_t>(index - column_shift)
+                self.nnz += 1
+                prev = index
+                p = q
+            if prev > self.max_index:
+                self.max_index = prev
+            self.n_rows += 1
+            self.indptr[self.n_rows] = self.nnz
+            pos = line_end + 1
+        return PARSE_OK
+
+    def feed(self, bytes buf, Py_ssize_t n):
+        """Parse the complete lines in ``buf[:n]``.
+
+        ``buf[:n]`` must end with ``b"\\n"``, or ``n == len(buf)`` (the last
+        line of the input, with or without its newline).
+
+        Raises
+        ------
+        ValueError
+            On the first malformed line, naming the file and the line.
+        """
+        if n < 0 or n > len(buf) or (n < len(buf) and n > 0 and buf[n - 1] != 10):
+            raise ValueError("feed: buf[:n] must end at a newline or at len(buf)")
+        cdef const char* p = buf
+        cdef int code
+        with nogil:
+            code = self.parse_block(p, n)
+        if code != PARSE_OK:
+            self.raise_error(code, buf)
+
+    cdef raise_error(self, int code, bytes buf):
+        if code == ERR_NO_MEMORY:
+            raise MemoryError(f"{self.name}: line {self.line}: out of memory")
+        token = buf[self.err_start:self.err_stop].decode("utf-8", "replace")
+        if len(token) > 40:
+            token = token[:37] + "..."
+        a, b = self.err_a, self.err_b
+        if code == ERR_NO_LABEL:
+            what = ("wrong input format: the line has no label (empty lines and "
+                    "comment-only lines are not allowed)")
+        elif code == ERR_LABEL:
+            what = f"label {token!r} is not a number"
+        elif code == ERR_LABEL_NOT_FINITE:
+            what = f"label {token!r} is not finite"
+        elif code == ERR_QID:
+            what = f"query ids ({token!r}) are not supported in LIBSVM format"
+        elif code == ERR_NO_COLON:
+            what = f"expected <index>:<value>, got {token!r}"
+        elif code == ERR_INDEX:
+            what = f"feature index in {token!r} is not an integer"
+        elif code == ERR_INDEX_TOO_LARGE:
+            what = (f"feature index in {token!r} is out of range (at most "
+                    f"{MAX_INDEX})")
+        elif code == ERR_INDEX_TOO_SMALL:
+            if self.precomputed:
+                what = f"feature index {a} is negative"
+            else:
+                what = (f"feature index {a} must be >= 1 (index 0 is only "
+                        "allowed with precomputed=True)")
+        elif code == ERR_INDEX_ORDER:
+            what = f"feature index {a} is not greater than the previous index {b}"
+        elif code == ERR_VALUE:
+            what = f"value of feature {a} in {token!r} is not a number"
+        elif code == ERR_VALUE_NOT_FINITE:
+            what = f"value of feature {a} in {token!r} is not finite"
+        else:
+            what = f"parse error {code}"
+        raise ValueError(f"{self.name}: line {self.line}: {what}")
+
+    def finish(self):
+        """Return ``(labels, data, indices, indptr, max_index)``.
+
+        ``labels``, ``data`` are float64; ``indices`` int32 0-based columns;
+        ``indptr`` int64; ``max_index`` the largest file index (-1 if none).
+        """
+        labels = np.empty(self.n_rows, dtype=np.float64)
+        data = np.empty(self.nnz, dtype=np.float64)
+        indices = np.empty(self.nnz, dtype=np.int32)
+        indptr = np.empty(self.n_rows + 1, dtype=np.int64)
+        cdef double[::1] labels_v = labels, data_v = data
+        cdef int32_t[::1] indices_v = indices
+        cdef int64_t[::1] indptr_v = indptr
+        if self.n_rows > 0:
+            memcpy(&labels_v[0], self.labels, self.n_rows * sizeof(double))
+        if self.nnz > 0:
+            memcpy(&data_v[0], self.values, self.nnz * sizeof(double))
+            memcpy(&indices_v[0], self.columns, self.nnz * sizeof(int32_t))
+        memcpy(&indptr_v[0], self.indptr, (self.n_rows + 1) * sizeof(int64_t))
+        return labels, data, indices, indptr, self.max_index
+
+    @property
+    def lines(self):
+        """Number of lines parsed so far."""
+        return self.line
+
+
+# Room for one " <index>:<value>": the longest is 1 + 11 (int32 index) + 1
+# + 24 (%.17g, e.g. "-1.2345678901234567e-308") = 37 characters.
+cdef enum:
+    ENTRY_WIDTH = 48
+
+
+def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
+                const int64_t[::1] indptr, Py_ssize_t start, Py_ssize_t stop,
+                long long index_shift):
+    """Format rows ``start:stop`` of a CSR matrix as LIBSVM lines.
+
+    Parameters
+    ----------
+    labels : list of bytes
+        The formatted label of every row (``labels[i]`` for row ``i``).
+    data, indices, indptr : ndarray
+        CSR arrays: float64 values, int64 0-based columns, int64 offsets.
+    start, stop : int
+        Row range to format.
+    index_shift : int
+        Added to each column to get the file index (1, or 0 for precomputed).
+
+    Returns
+    -------
+    bytes
+        ``label index:value ...\\n`` for each row, values as ``%.17g``.
+    """
+    cdef Py_ssize_t i, k, size = 0, used = 0
+    cdef bytes label
+    for i in range(start, stop):
+        label = labels[i]
+        size += len(label) + 1
+    size += (indptr[stop] - indptr[start]) * ENTRY_WIDTH + 1
+    cdef char* out = <char*>realloc(NULL, size)
+    if out == NULL:
+        raise MemoryError("cannot allocate the output buffer")
+    cdef const char* text
+    cdef Py_ssize_t text_len
+    try:
+        for i in range(start, stop):
+            label = labels[i]
+            text = label
+            text_len = len(label)
+            memcpy(out + used, text, text_len)
+            used += text_len
+            with nogil:
+                for k in range(indptr[i], indptr[i + 1]):
+                    used += snprintf(out + used, ENTRY_WIDTH + 1, " %lld:%.17g",
+                                     <long long>(indices[k] + index_shift), data[k])
+                out[used] = b'\n'
+                used += 1
+        return PyBytes_FromStringAndSize(out, used)
+    finally:
+        free(out)
