@@ -38,7 +38,7 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.
 
 def _open_compressed(path, mode):
     """Open ``path`` in binary ``mode``, decompressing by extension."""
-    opener = _OPENERS.get(Path(path).suffix.lower(), open)
+    opener = _OPENERS.get(Path(os.fsdecode(path)).suffix.lower(), open)
     return opener(path, mode)
 
 

@@ -1,0 +1,521 @@
+"""Tests of svmscreen.datasets: the LIBSVM/svmlight reader and writer.
+
+Reference: scikit-learn's ``load_svmlight_file`` on every shipped file; the
+format rules of anchors.md §1.5 for the edge cases.
+"""
+import bz2
+import gzip
+import io
+import lzma
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_svmlight_file as sk_load_svmlight_file
+
+from svmscreen import datasets
+from svmscreen.datasets import dump_svmlight_file, load_dataset, load_svmlight_file
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SHIPPED = sorted(DATA.glob("*.xz"))
+
+
+def load_bytes(text, **kwargs):
+    return load_svmlight_file(io.BytesIO(text), **kwargs)
+
+
+def assert_same_csr(X, Y):
+    """Same shape, same stored entries in the same order, same values."""
+    assert X.shape == Y.shape
+    X, Y = sp.csr_matrix(X), sp.csr_matrix(Y)
+    np.testing.assert_array_equal(X.indptr, Y.indptr)
+    np.testing.assert_array_equal(X.indices, Y.indices)
+    np.testing.assert_array_equal(X.data, Y.data)
+
+
+def assert_same_matrix(X, Y):
+    """Same shape and the same value in every cell (stored zeros ignored)."""
+    assert X.shape == Y.shape
+    np.testing.assert_array_equal(sp.csr_matrix(X).toarray(), sp.csr_matrix(Y).toarray())
+
+
+# ---------------------------------------------------------------------------
+# Shipped files against scikit-learn
+
+def test_data_directory_is_populated():
+    assert len(SHIPPED) >= 10, f"expected the shipped datasets in {DATA}"
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_file_matches_sklearn(path):
+    X, y = load_svmlight_file(path)
+    with lzma.open(path, "rb") as fh:
+        X_ref, y_ref = sk_load_svmlight_file(fh, zero_based=False)
+    assert isinstance(X, sp.csr_matrix)
+    assert X.dtype == np.float64 and y.dtype == np.float64
+    assert X.has_sorted_indices
+    assert_same_csr(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+
+
+@pytest.mark.parametrize("path", SHIPPED[:3], ids=lambda p: p.stem)
+def test_shipped_file_matches_sklearn_with_n_features(path):
+    X0, _ = load_svmlight_file(path)
+    width = X0.shape[1] + 7
+    X, y = load_svmlight_file(path, n_features=width)
+    with lzma.open(path, "rb") as fh:
+        X_ref, y_ref = sk_load_svmlight_file(fh, n_features=width, zero_based=False)
+    assert X.shape == (X0.shape[0], width)
+    assert_same_csr(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+
+
+def test_large_file_ijcnn1():
+    # 49,990 rows: must load (and match sklearn, above) without trouble.
+    X, y = load_svmlight_file(DATA / "ijcnn1.xz")
+    assert X.shape == (49990, 22)
+    assert set(np.unique(y)) == {-1.0, 1.0}
+    assert X.nnz > 500_000
+
+
+def test_crlf_file_mushrooms():
+    raw = lzma.open(DATA / "mushrooms.xz", "rb").read()
+    assert b"\r\n" in raw
+    X, y = load_bytes(raw)
+    X2, y2 = load_bytes(raw.replace(b"\r\n", b"\n"))
+    assert_same_csr(X, X2)
+    np.testing.assert_array_equal(y, y2)
+
+
+def test_chunk_boundaries_do_not_matter(monkeypatch):
+    raw = lzma.open(DATA / "heart_scale.xz", "rb").read()
+    X_ref, y_ref = load_bytes(raw)
+    for chunk in (1, 7, 64, 1000):
+        monkeypatch.setattr(datasets, "_CHUNK", chunk)
+        X, y = load_bytes(raw)
+        assert_same_csr(X, X_ref)
+        np.testing.assert_array_equal(y, y_ref)
+        # Line numbers stay right across chunks.
+        bad = raw + b"1 2:1 1:1\n"
+        with pytest.raises(ValueError, match=r": line 271: "):
+            load_bytes(bad)
+
+
+# ---------------------------------------------------------------------------
+# Format details
+
+def test_labels_are_read_like_strtod():
+    X, y = load_bytes(b"+01e0 1:1\n-1.5e-3 1:2\n.5\n-0 2:1\n0x10 1:1\n")
+    np.testing.assert_array_equal(y, [1.0, -1.5e-3, 0.5, 0.0, 16.0])
+
+
+def test_values_are_exact():
+    X, _ = load_bytes(b"1 1:0.1 2:-2.5e-300 3:1.7976931348623157e308 4:4.9e-324\n")
+    np.testing.assert_array_equal(
+        X.toarray()[0], [0.1, -2.5e-300, 1.7976931348623157e308, 5e-324])
+
+
+def test_rows_without_features():
+    X, y = load_bytes(b"1\n-1 2:3\n2 \n3 # comment\n4\t\r\n")
+    np.testing.assert_array_equal(y, [1, -1, 2, 3, 4])
+    assert X.shape == (5, 2)
+    np.testing.assert_array_equal(X.indptr, [0, 0, 1, 1, 1, 1])
+    np.testing.assert_array_equal(X.toarray()[1], [0, 3])
+
+
+def test_only_rows_without_features():
+    X, y = load_bytes(b"1\n-1\n")
+    assert X.shape == (2, 0)
+    X, y = load_bytes(b"1\n-1\n", n_features=3)
+    assert X.shape == (2, 3) and X.nnz == 0
+
+
+def test_empty_input():
+    X, y = load_bytes(b"")
+    assert X.shape == (0, 0) and y.shape == (0,)
+    X, y = load_bytes(b"", n_features=4)
+    assert X.shape == (0, 4)
+
+
+def test_whitespace_comments_and_last_line_without_newline():
+    text = b"  1\t1:2  3:4 \t# note a:b 5:6\r\n-1 2:0.5#x\n+1 1:1"
+    X, y = load_bytes(text)
+    np.testing.assert_array_equal(y, [1, -1, 1])
+    np.testing.assert_array_equal(X.toarray(), [[2, 0, 4], [0, 0.5, 0], [1, 0, 0]])
+
+
+def test_explicit_zeros_are_stored():
+    # As LIBSVM and scikit-learn: an entry written in the file is stored.
+    X, _ = load_bytes(b"1 1:0 2:3\n")
+    assert X.nnz == 2
+    np.testing.assert_array_equal(X.data, [0.0, 3.0])
+
+
+def test_index_sign_is_accepted_like_strtol():
+    X, _ = load_bytes(b"1 +2:1 3:1\n")
+    np.testing.assert_array_equal(X.toarray(), [[0, 1, 1]])
+
+
+def test_precomputed_index_zero():
+    text = b"1 0:1 1:4 2:0.5\n-1 0:2 1:0.5 2:3\n"
+    X, y = load_bytes(text, precomputed=True)
+    assert X.shape == (2, 3)
+    np.testing.assert_array_equal(X.toarray(), [[1, 4, 0.5], [2, 0.5, 3]])
+    np.testing.assert_array_equal(y, [1, -1])
+    with pytest.raises(ValueError, match=r"line 1: feature index 0 must be >= 1"):
+        load_bytes(text)
+
+
+def test_precomputed_width_and_n_features():
+    X, _ = load_bytes(b"1 0:1 1:4\n", precomputed=True)
+    assert X.shape == (1, 2)
+    X, _ = load_bytes(b"1 0:1 1:4\n", precomputed=True, n_features=5)
+    assert X.shape == (1, 5)
+    with pytest.raises(ValueError, match=r"line 2: feature index 2 does not fit"):
+        load_bytes(b"1 0:1 1:4\n1 0:2 2:1\n", precomputed=True, n_features=2)
+    with pytest.raises(ValueError, match=r"line 1: feature index -1 is negative"):
+        load_bytes(b"1 -1:1\n", precomputed=True)
+
+
+def test_n_features_too_small_names_line_and_index():
+    with pytest.raises(ValueError, match=r"line 3: feature index 9 does not fit in n_features=5"):
+        load_bytes(b"1 1:1\n1 5:1\n1 2:1 9:1\n1 7:1\n", n_features=5)
+
+
+def test_dtype_float32():
+    X, y = load_bytes(b"1 1:0.1\n", dtype=np.float32)
+    assert X.dtype == np.float32 and y.dtype == np.float64
+    assert X[0, 0] == np.float32(0.1)
+
+
+# ---------------------------------------------------------------------------
+# Malformed input: every error names the line
+
+MALFORMED = [
+    ("empty line", b"1 1:1\n\n-1 1:2\n", 2, "no label"),
+    ("blank line", b"1 1:1\n-1 1:2\n  \t\r\n", 3, "no label"),
+    ("trailing empty line", b"1 1:1\n\n", 2, "no label"),
+    ("comment-only line", b"# header\n1 1:1\n", 1, "no label"),
+    ("label not a number", b"1 1:1\nabc 1:2\n", 2, "label 'abc' is not a number"),
+    ("label with garbage", b"1x 1:2\n", 1, "label '1x' is not a number"),
+    ("missing label", b"1 1:1\n1:2 3:4\n", 2, "label '1:2' is not a number"),
+    ("nan label", b"nan 1:2\n", 1, "label 'nan' is not finite"),
+    ("inf label", b"1 1:1\n-inf\n", 2, "label '-inf' is not finite"),
+    ("value not a number", b"1 1:1\n1 1:1\n1 3:abc\n", 3, r"feature 3 in '3:abc' is not a number"),
+    ("value with garbage", b"1 1:1.5x\n", 1, "not a number"),
+    ("empty value", b"1 1: 2:3\n", 1, "value of feature 1"),
+    ("empty value at end", b"1 1:\n", 1, "value of feature 1"),
+    ("value with two colons", b"1 1:2:3\n", 1, "value of feature 1"),
+    ("nan value", b"1 1:nan\n", 1, "not finite"),
+    ("inf value", b"1 1:1\n1 1:inf\n", 2, "not finite"),
+    ("overflowing value", b"1 1:1e999\n", 1, "not finite"),
+    ("bare word", b"1 abc\n", 1, "expected <index>:<value>, got 'abc'"),
+    ("missing colon", b"1 1:2 12\n", 1, "expected <index>:<value>, got '12'"),
+    ("spaces around colon", b"1 1 : 2\n", 1, "expected <index>:<value>"),
+    ("index not an integer", b"1 x:2\n", 1, "feature index in 'x:2' is not an integer"),
+    ("fractional index", b"1 1.5:2\n", 1, "is not an integer"),
+    ("missing index", b"1 :2\n", 1, "is not an integer"),
+    ("index zero", b"1 1:1\n-1 0:2\n", 2, "feature index 0 must be >= 1"),
+    ("negative index", b"1 -3:2\n", 1, "feature index -3 must be >= 1"),
+    ("huge index", b"1 3000000000:1\n", 1, "out of range"),
+    ("descending index", b"1 1:1\n1 5:1 3:1\n", 2,
+     "feature index 3 is not greater than the previous index 5"),
+    ("repeated index", b"1 2:1 2:1\n", 1, "feature index 2 is not greater than the previous index 2"),
+    ("qid", b"1 1:1\n3 qid:1 1:2\n", 2, "query ids"),
+]
+
+
+@pytest.mark.parametrize("text, line, message", [m[1:] for m in MALFORMED],
+                         ids=[m[0] for m in MALFORMED])
+def test_malformed_input_names_the_line(text, line, message):
+    with pytest.raises(ValueError, match=rf"line {line}: ") as info:
+        load_bytes(text)
+    assert info.match(message)
+
+
+def test_error_names_the_file(tmp_path):
+    path = tmp_path / "broken_scale"
+    path.write_bytes(b"1 1:1\n" * 16 + b"1 5:1 3:1\n")
+    expected = (f"{path}: line 17: feature index 3 is not greater than the "
+                "previous index 5")
+    with pytest.raises(ValueError) as info:
+        load_svmlight_file(path)
+    assert str(info.value) == expected
+    with open(path, "rb") as fh, pytest.raises(ValueError) as info:
+        load_svmlight_file(fh)
+    assert str(info.value) == expected
+
+
+def test_error_in_compressed_file_names_the_file(tmp_path):
+    path = tmp_path / "bad.txt.xz"
+    with lzma.open(path, "wb") as fh:
+        fh.write(b"1 1:1\n-1 2:x\n")
+    with pytest.raises(ValueError, match=r"bad\.txt\.xz: line 2: "):
+        load_svmlight_file(path)
+
+
+# ---------------------------------------------------------------------------
+# Arguments and inputs
+
+def test_input_file_objects(tmp_path):
+    text = b"1 1:2 3:4\n-1 2:1\n"
+    expected = np.array([[2, 0, 4], [0, 1, 0]], dtype=float)
+    path = tmp_path / "plain.txt"
+    path.write_bytes(text)
+    with open(path, "rb") as fh:
+        X, y = load_svmlight_file(fh)
+    np.testing.assert_array_equal(X.toarray(), expected)
+    X, y = load_svmlight_file(str(path))
+    np.testing.assert_array_equal(X.toarray(), expected)
+    X, y = load_svmlight_file(os.fsencode(str(path)))
+    np.testing.assert_array_equal(X.toarray(), expected)
+    # A decompressing file object is read as-is.
+    X, y = load_svmlight_file(gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(text))))
+    np.testing.assert_array_equal(X.toarray(), expected)
+    np.testing.assert_array_equal(y, [1, -1])
+
+
+def test_text_mode_file_is_rejected(tmp_path):
+    path = tmp_path / "plain.txt"
+    path.write_bytes(b"1 1:2\n")
+    with open(path, "r") as fh, pytest.raises(TypeError, match="binary mode"):
+        load_svmlight_file(fh)
+
+
+@pytest.mark.parametrize("kwargs, exc, message", [
+    ({"n_features": -1}, ValueError, "n_features"),
+    ({"n_features": 2.5}, ValueError, "n_features"),
+    ({"n_features": True}, ValueError, "n_features"),
+    ({"dtype": np.int32}, ValueError, "dtype"),
+], ids=["negative n_features", "float n_features", "bool n_features", "int dtype"])
+def test_bad_arguments(kwargs, exc, message):
+    with pytest.raises(exc, match=message):
+        load_bytes(b"1 1:1\n", **kwargs)
+
+
+def test_bad_f():
+    with pytest.raises(TypeError, match="f must be"):
+        load_svmlight_file(12)
+    with pytest.raises(FileNotFoundError):
+        load_svmlight_file("/nonexistent/file.txt")
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+def test_dump_format():
+    X = np.array([[0, 1.5, 0], [0, 0, 0], [-2, 0.1, 3]])
+    y = np.array([1, -1, 0.5])
+    out = io.BytesIO()
+    dump_svmlight_file(X, y, out)
+    assert out.getvalue() == b"1 2:1.5\n-1\n0.5 1:-2 2:0.10000000000000001 3:3\n"
+    out = io.BytesIO()
+    dump_svmlight_file(sp.csr_matrix(X), y, out)
+    assert out.getvalue() == b"1 2:1.5\n-1\n0.5 1:-2 2:0.10000000000000001 3:3\n"
+
+
+def test_dump_label_formatting():
+    y = np.array([1.0, -1.0, 0.0, -0.0, 3.0, 1e20, 0.1, -2.5e-7, 2.0 ** 60])
+    X = sp.csr_matrix((len(y), 1))
+    out = io.BytesIO()
+    dump_svmlight_file(X, y, out)
+    lines = out.getvalue().split(b"\n")[:-1]
+    assert lines[:5] == [b"1", b"-1", b"0", b"0", b"3"]
+    _, y2 = load_bytes(out.getvalue())
+    np.testing.assert_array_equal(y2, y)
+
+
+@pytest.mark.parametrize("suffix, magic", [
+    (".txt", None), (".gz", b"\x1f\x8b"), (".bz2", b"BZh"), (".xz", b"\xfd7zXZ"),
+    (".lzma", None),
+])
+def test_compressed_round_trip(tmp_path, suffix, magic):
+    X, y = load_svmlight_file(DATA / "heart_scale.xz")
+    path = tmp_path / ("heart" + suffix)
+    dump_svmlight_file(X, y, path)
+    if magic is not None:
+        assert path.read_bytes().startswith(magic)
+    X2, y2 = load_svmlight_file(path, n_features=X.shape[1])
+    assert_same_csr(X2, X)
+    np.testing.assert_array_equal(y2, y)
+    # Only the target file is left in the directory.
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_compressed_files_are_decompressed_by_extension(tmp_path):
+    text = b"1 1:2 3:4\n-1 2:1\n"
+    for name, compress in [("a.gz", gzip.compress), ("a.bz2", bz2.compress),
+                           ("a.xz", lzma.compress), ("a", bytes)]:
+        (tmp_path / name).write_bytes(compress(text))
+        X, y = load_svmlight_file(tmp_path / name)
+        np.testing.assert_array_equal(X.toarray(), [[2, 0, 4], [0, 1, 0]])
+
+
+def test_dump_round_trip_shipped_file(tmp_path):
+    X, y = load_svmlight_file(DATA / "splice.xz")
+    out = io.BytesIO()
+    dump_svmlight_file(X, y, out)
+    X2, y2 = load_bytes(out.getvalue(), n_features=X.shape[1])
+    assert_same_matrix(X2, X)
+    np.testing.assert_array_equal(y2, y)
+
+
+def test_dump_does_not_modify_input():
+    # Unsorted indices, a duplicate and an explicit zero.
+    X = sp.csr_matrix((np.array([3.0, 1.0, 0.0, 2.0]), np.array([2, 0, 1, 0]),
+                       np.array([0, 3, 4])), shape=(2, 3))
+    X.has_sorted_indices = False
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    y = np.array([1.0, 2.0])
+    out = io.BytesIO()
+    dump_svmlight_file(X, y, out)
+    assert out.getvalue() == b"1 1:1 3:3\n2 1:2\n"
+    for a, b in zip((X.data, X.indices, X.indptr), before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_dump_duplicates_are_summed():
+    X = sp.coo_matrix((np.array([1.0, 2.0]), (np.array([0, 0]), np.array([1, 1]))),
+                      shape=(1, 2))
+    out = io.BytesIO()
+    dump_svmlight_file(X, [0], out)
+    assert out.getvalue() == b"0 2:3\n"
+
+
+def test_dump_precomputed_writes_every_column():
+    K = np.array([[1.0, 4.0, 0.0], [2.0, 0.0, 3.0]])
+    y = np.array([1.0, -1.0])
+    out = io.BytesIO()
+    dump_svmlight_file(K, y, out, precomputed=True)
+    assert out.getvalue() == b"1 0:1 1:4 2:0\n-1 0:2 1:0 2:3\n"
+    X2, y2 = load_bytes(out.getvalue(), precomputed=True)
+    np.testing.assert_array_equal(X2.toarray(), K)
+    np.testing.assert_array_equal(y2, y)
+
+
+@pytest.mark.parametrize("X, y, exc, message", [
+    (np.ones((2, 2)), np.ones(3), ValueError, "3 labels but X has 2 rows"),
+    (np.ones((2, 2)), np.ones((2, 1)), ValueError, "y must be 1-dimensional"),
+    (np.ones(2), np.ones(2), ValueError, "X must be 2-dimensional"),
+    (np.array([[1.0, np.nan]]), np.ones(1), ValueError, "X must hold only finite"),
+    (sp.csr_matrix(np.array([[np.inf]])), np.ones(1), ValueError, "X must hold only finite"),
+    (np.ones((1, 1)), np.array([np.nan]), ValueError, "y must hold only finite"),
+], ids=["length", "y 2-d", "X 1-d", "X nan", "X sparse inf", "y nan"])
+def test_dump_bad_inputs_write_nothing(tmp_path, X, y, exc, message):
+    path = tmp_path / "out.txt"
+    with pytest.raises(exc, match=message):
+        dump_svmlight_file(X, y, path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dump_failure_leaves_no_partial_file(tmp_path, monkeypatch):
+    path = tmp_path / "out.txt.gz"
+    path.write_bytes(b"old content")
+
+    def failing_write(out, X, y, precomputed):
+        out.write(b"1 1:1\n")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(datasets, "_write_rows", failing_write)
+    with pytest.raises(RuntimeError, match="disk full"):
+        dump_svmlight_file(np.ones((2, 2)), np.ones(2), path)
+    assert path.read_bytes() == b"old content"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt.gz"]
+
+
+def test_dump_rejects_text_files(tmp_path):
+    with open(tmp_path / "t.txt", "w") as fh, pytest.raises(TypeError, match="binary"):
+        dump_svmlight_file(np.ones((1, 1)), [1], fh)
+
+
+def test_dump_many_rows_crosses_write_blocks(monkeypatch):
+    monkeypatch.setattr(datasets, "_WRITE_ROWS", 3)
+    rng = np.random.default_rng(0)
+    X = sp.random(20, 6, density=0.4, format="csr", random_state=rng)
+    y = rng.integers(-2, 3, 20).astype(float)
+    out = io.BytesIO()
+    dump_svmlight_file(X, y, out)
+    X2, y2 = load_bytes(out.getvalue(), n_features=6)
+    assert_same_matrix(X2, X)
+    np.testing.assert_array_equal(y2, y)
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def sparse_problems(draw):
+    n_rows = draw(st.integers(0, 8))
+    n_cols = draw(st.integers(0, 8))
+    mask = draw(st.lists(st.booleans(), min_size=n_rows * n_cols,
+                         max_size=n_rows * n_cols))
+    values = draw(st.lists(finite, min_size=n_rows * n_cols, max_size=n_rows * n_cols))
+    dense = np.where(np.array(mask, dtype=bool), np.array(values, dtype=float), 0.0)
+    dense = dense.reshape(n_rows, n_cols)
+    y = np.array(draw(st.lists(st.one_of(st.integers(-5, 5).map(float), finite),
+                               min_size=n_rows, max_size=n_rows)), dtype=float)
+    return dense, y
+
+
+@settings(max_examples=200, deadline=None)
+@given(problem=sparse_problems(), as_sparse=st.booleans())
+def test_dump_load_round_trip_is_exact(problem, as_sparse):
+    dense, y = problem
+    X = sp.csr_matrix(dense) if as_sparse else dense
+    out = io.BytesIO()
+    dump_svmlight_file(X, y, out)
+    X2, y2 = load_bytes(out.getvalue(), n_features=dense.shape[1])
+    assert X2.shape == dense.shape
+    np.testing.assert_array_equal(X2.toarray(), dense)
+    assert X2.nnz == np.count_nonzero(dense)
+    np.testing.assert_array_equal(y2, y)
+
+
+@settings(max_examples=50, deadline=None)
+@given(problem=sparse_problems())
+def test_dump_load_round_trip_precomputed(problem):
+    dense, y = problem
+    out = io.BytesIO()
+    dump_svmlight_file(dense, y, out, precomputed=True)
+    X2, y2 = load_bytes(out.getvalue(), precomputed=True, n_features=dense.shape[1])
+    np.testing.assert_array_equal(X2.toarray(), dense)
+    np.testing.assert_array_equal(y2, y)
+
+
+# ---------------------------------------------------------------------------
+# Shipped datasets by name
+
+def test_load_dataset():
+    X, y = load_dataset("heart_scale")
+    X_ref, y_ref = load_svmlight_file(DATA / "heart_scale.xz")
+    assert_same_csr(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+    X, _ = load_dataset("svmguide1.t", n_features=10)
+    assert X.shape == (4000, 10)
+
+
+def test_load_dataset_falls_back_to_shared_data():
+    shared = Path(datasets.__file__).resolve().parents[2] / "shared" / "data"
+    # The smallest file there that the repository does not ship.
+    only_shared = [p.name[:-3] for p in sorted(shared.glob("*.xz"), key=lambda p: p.stat().st_size)
+                   if not (DATA / p.name).exists()]
+    if not only_shared:
+        pytest.fail(f"no dataset in {shared} that is not also in {DATA}")
+    X, y = load_dataset(only_shared[0])
+    X_ref, y_ref = load_svmlight_file(shared / (only_shared[0] + ".xz"))
+    assert_same_csr(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+
+
+def test_load_dataset_missing_lists_where_it_looked():
+    with pytest.raises(FileNotFoundError) as info:
+        load_dataset("no_such_dataset")
+    message = str(info.value)
+    assert str(DATA / "no_such_dataset.xz") in message
+    assert str(Path("shared") / "data" / "no_such_dataset.xz") in message
+    with pytest.raises(ValueError, match="name"):
+        load_dataset("../data/heart_scale")
