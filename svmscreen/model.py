@@ -8,7 +8,7 @@ solver in ``_solver``.
 import numpy as np
 import scipy.sparse as sp
 
-from svmscreen._kernels import Kernel, cross_kernel
+from svmscreen._kernels import Kernel, compute_layout, cross_kernel
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
                                    check_parameters, check_precomputed, check_X,
@@ -162,7 +162,7 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
         if fit_intercept and abs(np.dot(signs, alpha0)) > 1e-10 * max(1.0, hi.sum()):
             raise ValueError("alpha0 must satisfy sum_i y_i alpha0_i = 0 when fit_intercept=True")
 
-    kernel_obj = Kernel(X, kernel, gamma, coef0, degree)
+    kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree)
     Q = QMatrix(kernel_obj, signs, cache_size)
     p = -np.ones(n)
     equality = signs if fit_intercept else None

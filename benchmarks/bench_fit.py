@@ -1,0 +1,142 @@
+"""Single binary fits: svmscreen against libsvm-official and scikit-learn SVC.
+
+Every arm runs in its own child process (one thread: OMP_NUM_THREADS=1) with
+the same data, C = 1, tol = 1e-3, shrinking on and a 100 MB cache, so that its
+peak memory can be read alone.  The table gives times as ratios (svmscreen
+over the peer; below 1 is faster), the relative difference of the dual
+objective 1/2 a'Qa - sum a (computed the same way for all three), and the
+growth of the peak resident memory during the fit.
+
+    python benchmarks/bench_fit.py            # heart_scale, a9a, ijcnn1, madelon
+    python benchmarks/bench_fit.py --quick    # heart_scale only (CI smoke)
+    python benchmarks/bench_fit.py --rows 0   # full a9a and ijcnn1 (default: 20k rows)
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DATASETS = ["heart_scale", "a9a", "ijcnn1", "madelon"]
+KERNELS = ["rbf", "linear"]
+ARMS = ["libsvm", "sklearn", "svmscreen"]
+CACHE_MB = 100.0
+TOL = 1e-3
+C = 1.0
+
+
+def load(name, rows):
+    from svmscreen.datasets import load_dataset
+    X, y = load_dataset(name)
+    if rows and X.shape[0] > rows:
+        X, y = X[:rows], y[:rows]
+    return X, y
+
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def dual_objective(X, y_signed_alpha, support, kernel, gamma):
+    """1/2 c'K c - sum|c| over the support vectors, c_j = y_j alpha_j."""
+    from svmscreen._kernels import cross_kernel
+    Xs = X[support]
+    c = np.asarray(y_signed_alpha, dtype=np.float64)
+    quad = 0.0
+    for start, stop, block in cross_kernel(Xs, Xs, kernel, gamma, 0.0, 3):
+        quad += float(c[start:stop] @ (block @ c))
+    return 0.5 * quad - float(np.abs(c).sum())
+
+
+def worker(arm, name, kernel, rows):
+    """Fit once with one arm; print a JSON line with time, objective, memory."""
+    X, y = load(name, rows)
+    gamma = 1.0 / X.shape[1]
+    # Imports first, so that the memory figure is the fit's alone.
+    from libsvm.svmutil import svm_train
+    from sklearn.svm import SVC
+    import svmscreen
+    before = peak_mb()
+    if arm == "libsvm":
+        t_kernel = {"linear": 0, "rbf": 2}[kernel]
+        start = time.perf_counter()
+        model = svm_train(y, X, f"-s 0 -t {t_kernel} -c {C} -g {gamma!r} -e {TOL} "
+                                f"-m {CACHE_MB} -h 1 -q")
+        seconds = time.perf_counter() - start
+        support = np.asarray(model.get_sv_indices()) - 1
+        coef = np.asarray(model.get_sv_coef()).ravel()
+    elif arm == "sklearn":
+        start = time.perf_counter()
+        model = SVC(C=C, kernel=kernel, gamma=gamma, tol=TOL, cache_size=CACHE_MB,
+                    shrinking=True).fit(X, y)
+        seconds = time.perf_counter() - start
+        support = model.support_
+        coef = model.dual_coef_
+        coef = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef).ravel()
+    else:
+        start = time.perf_counter()
+        model = svmscreen.fit_binary(X, y, C=C, kernel=kernel, gamma=gamma, tol=TOL,
+                                     cache_size=CACHE_MB, shrinking=True)
+        seconds = time.perf_counter() - start
+        support = model.support_
+        coef = model.dual_coef_
+    grown = peak_mb() - before
+    objective = dual_objective(X, coef, support, kernel, gamma)
+    print(json.dumps({"seconds": seconds, "objective": objective, "n_sv": int(len(support)),
+                      "peak_mb": grown, "n": int(X.shape[0]), "d": int(X.shape[1])}))
+
+
+def run_arm(arm, name, kernel, rows):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               MKL_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, __file__, "--worker", arm, name, kernel, str(rows)],
+                         capture_output=True, text=True, env=env, cwd=str(ROOT / "benchmarks"))
+    if out.returncode != 0:
+        raise RuntimeError(f"{arm} on {name}/{kernel} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="heart_scale only")
+    parser.add_argument("--rows", type=int, default=20000,
+                        help="first rows of a9a/ijcnn1 to use (0: all)")
+    parser.add_argument("--datasets", nargs="*", default=None)
+    parser.add_argument("--kernels", nargs="*", default=KERNELS)
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        arm, name, kernel, rows = args.worker
+        worker(arm, name, kernel, int(rows))
+        return
+    datasets = ["heart_scale"] if args.quick else (args.datasets or DATASETS)
+    header = (f"{'data':<12} {'kernel':<7} {'n':>6} {'d':>4} | {'libsvm s':>9} {'sklearn s':>9} "
+              f"{'ours s':>8} | {'/libsvm':>7} {'/sklearn':>8} | {'obj rel diff':>12} | "
+              f"{'peak MB libsvm/sklearn/ours':>28}")
+    print(header)
+    print("-" * len(header))
+    ratios = []
+    for name in datasets:
+        for kernel in args.kernels:
+            res = {arm: run_arm(arm, name, kernel, args.rows) for arm in ARMS}
+            ours, lib, skl = res["svmscreen"], res["libsvm"], res["sklearn"]
+            r_lib = ours["seconds"] / lib["seconds"]
+            r_skl = ours["seconds"] / skl["seconds"]
+            ratios.append(r_lib)
+            obj_diff = abs(ours["objective"] - lib["objective"]) / max(abs(lib["objective"]), 1e-300)
+            print(f"{name:<12} {kernel:<7} {ours['n']:>6} {ours['d']:>4} | {lib['seconds']:>9.3f} "
+                  f"{skl['seconds']:>9.3f} {ours['seconds']:>8.3f} | {r_lib:>7.2f} {r_skl:>8.2f} | "
+                  f"{obj_diff:>12.2e} | {lib['peak_mb']:>8.1f} {skl['peak_mb']:>8.1f} "
+                  f"{ours['peak_mb']:>8.1f}", flush=True)
+    print(f"\ngeometric mean of time ratios (svmscreen / libsvm): "
+          f"{float(np.exp(np.mean(np.log(ratios)))):.2f}; worst row {max(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+import sys
+
+from svmscreen.cli import main
+
+sys.exit(main())
