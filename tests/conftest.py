@@ -1,0 +1,45 @@
+"""Shared fixtures for the svmscreen tests.
+
+OMP_NUM_THREADS is pinned before libsvm-official is imported anywhere, so the
+reference runs single-threaded and timings stay reproducible.  Hypothesis runs
+with fixed seeds by default (``derandomize``); ``--hypothesis-profile=wide``
+draws fresh examples and more of them.
+"""
+import functools
+import lzma
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+
+settings.register_profile("default", derandomize=True, print_blob=True)
+settings.register_profile("wide", derandomize=False, max_examples=300, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@functools.lru_cache(maxsize=None)
+def load_dataset(name, max_rows=None, seed=0):
+    """(X as CSR float64 with sorted indices, y) from data/<name>.xz,
+    subsampled (without replacement, fixed seed, original order kept) to at
+    most ``max_rows`` rows.  Callers must not modify the returned arrays."""
+    from sklearn.datasets import load_svmlight_file
+    with lzma.open(os.path.join(DATA_DIR, name + ".xz"), "rb") as handle:
+        X, y = load_svmlight_file(handle)
+    if max_rows is not None and X.shape[0] > max_rows:
+        rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], max_rows, replace=False))
+        X, y = X[rows], y[rows]
+    X = X.tocsr()
+    X.sort_indices()
+    X.data.setflags(write=False)
+    y.setflags(write=False)
+    return X, y
+
+
+@pytest.fixture
+def heart():
+    return load_dataset("heart_scale")
