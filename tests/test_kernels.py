@@ -1,0 +1,287 @@
+"""Kernels and the kernel cache against direct numpy formulas.
+
+Reference: LIBSVM's definitions (svm.cpp, Kernel::k_function),
+
+    linear   u'v
+    poly     (gamma u'v + coef0)^degree
+    rbf      exp(-gamma ||u - v||^2)
+    sigmoid  tanh(gamma u'v + coef0)
+
+evaluated here in plain numpy (RBF from the explicit difference u - v, not
+from cached norms), on dense and CSR input, including CSR with scrambled row
+order, explicit zeros and empty rows.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import load_dataset
+from svmscreen import fit_binary
+from svmscreen._kernels import Kernel, cross_kernel
+from svmscreen._solver import QMatrix, solve
+from svmscreen._validation import check_X
+
+KERNELS = ["linear", "poly", "rbf", "sigmoid"]
+PARAMS = {  # (gamma, coef0, degree)
+    "linear": (0.0, 0.0, 3),
+    "poly": (0.3, 0.7, 3),
+    "rbf": (0.4, 0.0, 3),
+    "sigmoid": (0.2, -0.3, 3),
+}
+
+
+def reference_kernel(A, B, kernel, gamma, coef0, degree):
+    """K(a_i, b_j) by LIBSVM's formulas, in numpy on dense copies."""
+    A = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
+    B = B.toarray() if sp.issparse(B) else np.asarray(B, dtype=np.float64)
+    dots = A @ B.T
+    if kernel == "linear":
+        return dots
+    if kernel == "poly":
+        return (gamma * dots + coef0) ** degree
+    if kernel == "rbf":
+        diff = A[:, None, :] - B[None, :, :]
+        return np.exp(-gamma * np.einsum("ijk,ijk->ij", diff, diff))
+    if kernel == "sigmoid":
+        return np.tanh(gamma * dots + coef0)
+    raise ValueError(kernel)
+
+
+def random_data(n, d, density, seed):
+    """Dense data with exact zeros (so the CSR copy is really sparse), a few
+    all-zero rows, and values of mixed scale."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.choice([0.1, 1.0, 3.0], size=d)
+    X[rng.random((n, d)) > density] = 0.0
+    X[rng.choice(n, size=max(1, n // 10), replace=False)] = 0.0
+    return X
+
+
+def layouts(X, seed=0):
+    """(name, matrix, row order) for dense, CSR and CSR with its rows
+    scrambled: the kernel of the scrambled matrix is K[perm][:, perm]."""
+    perm = np.random.default_rng(seed).permutation(X.shape[0])
+    ident = np.arange(X.shape[0])
+    csr = sp.csr_matrix(X)
+    return [("dense", check_X(X), ident),
+            ("csr", check_X(csr), ident),
+            ("csr-scrambled", check_X(csr[perm]), perm)]
+
+
+def assert_kernel_close(actual, expected):
+    scale = max(1.0, float(np.abs(expected).max(initial=0.0)))
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-12 * scale)
+
+
+# --------------------------------------------------------------- formulas
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("d", [1, 3, 4, 5, 9])
+def test_kernel_matches_formula_dense_and_csr(kernel, d):
+    gamma, coef0, degree = PARAMS[kernel]
+    X = random_data(23, d, density=0.6, seed=d)
+    expected = reference_kernel(X, X, kernel, gamma, coef0, degree)
+    for name, Xl, order in layouts(X, seed=d):
+        K = Kernel(Xl, kernel, gamma, coef0, degree)
+        n = Xl.shape[0]
+        assert (K.n_samples, K.n_features) == (n, d)
+        assert K.sparse == (name != "dense")
+        assert_kernel_close(K.rows(np.arange(n)), expected[np.ix_(order, order)])
+        assert_kernel_close(K.diagonal(), np.diag(expected)[order])
+
+
+@pytest.mark.parametrize("degree", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("coef0", [0.0, 1.0, -0.5])
+def test_polynomial_degrees_and_coef0(degree, coef0):
+    X = random_data(15, 4, density=0.7, seed=degree)
+    expected = reference_kernel(X, X, "poly", 0.5, coef0, degree)
+    for _, Xl, order in layouts(X):
+        K = Kernel(Xl, "poly", 0.5, coef0, degree)
+        assert_kernel_close(K.rows(np.arange(15)), expected[np.ix_(order, order)])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_on_real_data(kernel):
+    """heart_scale: 13 features, CSR as shipped (a few zeros per row)."""
+    X, _ = load_dataset("heart_scale")
+    gamma, coef0, degree = (1.0 / 13, 0.5, 3) if kernel != "linear" else PARAMS["linear"]
+    expected = reference_kernel(X, X, kernel, gamma, coef0, degree)
+    for _, Xl, order in layouts(X.toarray(), seed=1):
+        K = Kernel(Xl, kernel, gamma, coef0, degree)
+        assert_kernel_close(K.rows(np.arange(X.shape[0])), expected[np.ix_(order, order)])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_csr_explicit_zeros_and_empty_rows(kernel):
+    """Stored zeros and rows with no entries change nothing."""
+    gamma, coef0, degree = PARAMS[kernel]
+    X = random_data(12, 6, density=0.5, seed=3)
+    X[4] = 0.0
+    X[11] = 0.0
+    dense_csr = sp.csr_matrix(X)
+    # Store every entry, zeros included (indices stay sorted and unique).
+    full = np.ones_like(X)
+    stored = sp.csr_matrix(full)
+    stored.data = X[full != 0].ravel().copy()
+    assert stored.nnz == X.size and dense_csr.nnz < X.size
+    expected = reference_kernel(X, X, kernel, gamma, coef0, degree)
+    for Xl in (check_X(stored), check_X(dense_csr)):
+        K = Kernel(Xl, kernel, gamma, coef0, degree)
+        assert_kernel_close(K.rows(np.arange(12)), expected)
+        assert_kernel_close(K.diagonal(), np.diag(expected))
+
+
+def test_feature_permutation_leaves_kernel_unchanged():
+    """Permuting features (columns) is invisible to every kernel, for CSR
+    whose index order must then be re-sorted."""
+    X = random_data(17, 8, density=0.5, seed=5)
+    cols = np.random.default_rng(5).permutation(8)
+    Xp = sp.csr_matrix(X[:, cols])
+    for kernel in KERNELS:
+        gamma, coef0, degree = PARAMS[kernel]
+        a = Kernel(check_X(sp.csr_matrix(X)), kernel, gamma, coef0, degree).rows(np.arange(17))
+        b = Kernel(check_X(Xp), kernel, gamma, coef0, degree).rows(np.arange(17))
+        assert_kernel_close(b, a)
+
+
+def test_precomputed_kernel_reads_the_matrix():
+    X = random_data(9, 3, density=1.0, seed=7)
+    G = reference_kernel(X, X, "rbf", 0.3, 0.0, 3)
+    K = Kernel(check_X(G), "precomputed", 0.0, 0.0, 0)
+    np.testing.assert_array_equal(K.rows(np.arange(9)), G)
+    np.testing.assert_array_equal(K.diagonal(), np.diag(G))
+    np.testing.assert_array_equal(K.rows([2, 0], [8, 1, 1]), G[np.ix_([2, 0], [8, 1, 1])])
+
+
+# ------------------------------------------------------------ row subsets
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_rows_over_index_subsets(kernel):
+    gamma, coef0, degree = PARAMS[kernel]
+    X = random_data(30, 5, density=0.6, seed=11)
+    expected = reference_kernel(X, X, kernel, gamma, coef0, degree)
+    rng = np.random.default_rng(11)
+    rows = np.array([29, 0, 7, 7, 13])               # unsorted, repeated
+    cols = rng.choice(30, size=12, replace=False)     # a scrambled subset
+    for name, Xl, order in layouts(X, seed=11):
+        K = Kernel(Xl, kernel, gamma, coef0, degree)
+        full = expected[np.ix_(order, order)]
+        assert_kernel_close(K.rows(rows, cols), full[np.ix_(rows, cols)])
+        assert_kernel_close(K.rows(rows), full[rows])
+        assert_kernel_close(K.rows(rows, [cols[3]]), full[np.ix_(rows, [cols[3]])])
+        assert K.rows([], cols).shape == (0, 12)
+        assert K.rows(rows, []).shape == (5, 0)
+        # Python lists and int32 arrays are accepted as index arrays.
+        assert_kernel_close(K.rows(list(rows), cols.astype(np.int32)), full[np.ix_(rows, cols)])
+
+
+@pytest.mark.parametrize("rows, cols", [([30], None), ([-1], None), ([0], [30]), ([0], [-2])])
+def test_rows_out_of_range_raise(rows, cols):
+    K = Kernel(check_X(random_data(30, 3, 1.0, 0)), "rbf", 0.5, 0.0, 3)
+    with pytest.raises(IndexError, match="out of range"):
+        K.rows(rows, cols)
+
+
+# ----------------------------------------------------------- cross kernel
+def concat_cross(A, B, kernel, gamma, coef0, degree, max_block=1 << 22):
+    blocks = list(cross_kernel(A, B, kernel, gamma, coef0, degree, max_block))
+    starts = [b[0] for b in blocks]
+    stops = [b[1] for b in blocks]
+    assert starts[0] == 0 and stops[-1] == A.shape[0]
+    assert starts[1:] == stops[:-1]
+    return np.vstack([b[2] for b in blocks])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_cross_kernel_matches_formula_and_training_kernel(kernel):
+    gamma, coef0, degree = PARAMS[kernel]
+    X = random_data(26, 7, density=0.5, seed=13)
+    T = random_data(19, 7, density=0.5, seed=14)
+    expected = reference_kernel(T, X, kernel, gamma, coef0, degree)
+    for A in (check_X(T), check_X(sp.csr_matrix(T))):
+        for B in (check_X(X), check_X(sp.csr_matrix(X))):
+            for max_block in (1 << 22, 26 * 4, 1):   # one block, blocks of 4 rows, 1 row
+                got = concat_cross(A, B, kernel, gamma, coef0, degree, max_block)
+                assert got.shape == (19, 26)
+                assert_kernel_close(got, expected)
+    # cross_kernel(X, X) is the training kernel, for both layouts.
+    for Xl in (check_X(X), check_X(sp.csr_matrix(X))):
+        train = Kernel(Xl, kernel, gamma, coef0, degree).rows(np.arange(26))
+        assert_kernel_close(concat_cross(Xl, Xl, kernel, gamma, coef0, degree), train)
+
+
+def test_cross_kernel_precomputed_selects_columns():
+    G = np.arange(20.0).reshape(4, 5)
+    got = concat_cross(G, np.array([4, 0, 2]), "precomputed", 0.0, 0.0, 0, max_block=3)
+    np.testing.assert_array_equal(got, G[:, [4, 0, 2]])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_decision_function_same_for_dense_and_csr(kernel):
+    """A model trained on either layout predicts the same on either layout,
+    and its decision function is sum_j dual_coef_j K(sv_j, x) + b by the
+    numpy formula."""
+    gamma, coef0, degree = PARAMS[kernel]
+    X = random_data(40, 6, density=0.3, seed=17)
+    y = np.where(X.sum(axis=1) + np.random.default_rng(17).normal(size=40) > 0, 1.0, -1.0)
+    T = random_data(25, 6, density=0.3, seed=18)
+    kw = dict(C=2.0, kernel=kernel, gamma=gamma if kernel != "linear" else None,
+              coef0=coef0, degree=degree, tol=1e-8)
+    models = [fit_binary(X, y, **kw), fit_binary(sp.csr_matrix(X), y, **kw)]
+    for model in models:
+        expected = (reference_kernel(T, X[model.support_], kernel, gamma, coef0, degree)
+                    @ model.dual_coef_ + model.intercept_)
+        for Tl in (T, sp.csr_matrix(T)):
+            np.testing.assert_allclose(model.decision_function(Tl), expected,
+                                       rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(models[0].decision_function(T), models[1].decision_function(T),
+                               rtol=1e-6, atol=1e-6)
+
+
+# ----------------------------------------------------------------- cache
+def _solve_with_cache(kernel_obj, signs, cache_size, hi, equality, tol, shrinking):
+    n = signs.shape[0]
+    Q = QMatrix(kernel_obj, signs, cache_size)
+    return solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n), y=equality, tol=tol,
+                 shrinking=shrinking)
+
+
+@pytest.mark.parametrize("name, rows, kernel, fit_intercept", [
+    ("german.numer_scale", None, "rbf", True),
+    ("australian_scale", None, "poly", True),
+    ("mushrooms", 600, "linear", True),     # sparse: the CSR column path
+    ("diabetes_scale", None, "rbf", False),
+    ("splice", 500, "sigmoid", True),
+])
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_tiny_cache_gives_the_same_solve(name, rows, kernel, fit_intercept, layout):
+    """A 0.001 MB budget holds two columns: every step evicts, and shrinking
+    swaps positions inside partially cached columns (swap_index).  Kernel
+    values do not depend on whether they were cached, so the iterates are
+    bit-for-bit those of a cache that holds everything."""
+    X, y = load_dataset(name, rows)
+    X = check_X(X.toarray() if layout == "dense" else X)
+    signs = np.where(y == y.max(), 1.0, -1.0)
+    gamma = 1.0 / X.shape[1] if kernel != "sigmoid" else 0.1 / X.shape[1]
+    coef0 = 1.0 if kernel == "poly" else 0.0
+    kernel_obj = Kernel(X, kernel, gamma, coef0, 3)
+    hi = np.where(signs > 0, 2.0, 1.5)
+    equality = signs if fit_intercept else None
+    for tol in (1e-3, 1e-6):
+        big = _solve_with_cache(kernel_obj, signs, 200.0, hi, equality, tol, True)
+        tiny = _solve_with_cache(kernel_obj, signs, 0.001, hi, equality, tol, True)
+        assert big.status == tiny.status == "optimal"
+        assert tiny.n_iter == big.n_iter
+        np.testing.assert_array_equal(tiny.alpha, big.alpha)
+        np.testing.assert_array_equal(tiny.grad, big.grad)
+        assert tiny.objective == big.objective
+        assert tiny.rho == big.rho
+
+
+def test_tiny_cache_through_fit_binary():
+    X, y = load_dataset("heart_scale")
+    for shrinking in (True, False):
+        kw = dict(C=3.0, kernel="rbf", gamma=0.2, tol=1e-5, shrinking=shrinking)
+        big = fit_binary(X, y, cache_size=100.0, **kw)
+        tiny = fit_binary(X, y, cache_size=0.001, **kw)
+        np.testing.assert_array_equal(tiny.alpha_, big.alpha_)
+        assert tiny.intercept_ == big.intercept_
+        assert tiny.n_iter_ == big.n_iter_
