@@ -98,6 +98,34 @@ cdef class QMatrix:
         self.sign[i], self.sign[j] = self.sign[j], self.sign[i]
         self.QD[i], self.QD[j] = self.QD[j], self.QD[i]
 
+    def add_columns(self, samples, coef, out):
+        """out += sum_k coef[k] * Q[:, samples[k]], all in sample order.
+
+        Updates a known gradient after a few entries of alpha change (the
+        path's warm start), for the price of those columns.
+        """
+        cdef Py_ssize_t[::1] where = np.empty(self.n, dtype=np.intp)
+        cdef Py_ssize_t[::1] sample_idx = np.ascontiguousarray(samples, dtype=np.intp)
+        cdef const double[::1] weights = np.ascontiguousarray(coef, dtype=np.float64)
+        cdef double[::1] acc = out
+        cdef Py_ssize_t k, t, pos
+        cdef double* column
+        if acc.shape[0] != self.n or weights.shape[0] != sample_idx.shape[0]:
+            raise ValueError("add_columns: inconsistent lengths")
+        if sample_idx.shape[0] and (np.min(samples) < 0 or np.max(samples) >= self.n):
+            raise IndexError("add_columns: sample index out of range")
+        for t in range(self.n):
+            where[self.perm[t]] = t
+        with nogil:
+            for k in range(sample_idx.shape[0]):
+                if weights[k] == 0.0:
+                    continue
+                pos = where[sample_idx[k]]
+                column = self.get_Q(pos, self.n)
+                for t in range(self.n):
+                    acc[self.perm[t]] += weights[k] * column[t]
+        return out
+
     def diagonal(self):
         """Q_ii in sample order."""
         out = np.empty(self.n, dtype=np.float64)

@@ -1,0 +1,528 @@
+"""The regularization path: one warm-started, screened solve per value of C.
+
+Order (paper 000 §IV-B; paper 003 §4): C increases; each optimum is the
+reference of the next screening step and, scaled by C_t / C_{t-1}, its warm
+start; one kernel cache serves the whole path, since Q does not depend on C.
+Once no sample sits at its upper bound the solution is the hard-margin one
+and stays optimal for every larger C, so the path stops solving there.
+"""
+import time
+import warnings
+
+import numpy as np
+
+from svmscreen._kernels import Kernel, compute_layout
+from svmscreen._solver import QMatrix
+from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
+                                   check_parameters, check_precomputed, check_X,
+                                   class_bounds, resolve_gamma)
+from svmscreen.model import BinaryModel
+from svmscreen.objective import duality_gap
+from svmscreen.reduced import solve_reduced
+
+SCREENING_RULES = ("it", "dvi", "bt2", "essnsv", "ssnsv")
+
+
+# ----------------------------------------------------------------- grids
+def log_grid(C_range, n_C):
+    """n_C values log-spaced over C_range = (C_low, C_high)."""
+    low, high = check_C_range(C_range)
+    if isinstance(n_C, bool) or not isinstance(n_C, (int, np.integer)) or n_C < 1:
+        raise ValueError(f"n_C must be a positive integer, got {n_C!r}")
+    return np.geomspace(low, high, int(n_C)) if n_C > 1 else np.array([low])
+
+
+def check_C_range(C_range):
+    try:
+        low, high = (float(v) for v in C_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"C_range must be a pair (C_low, C_high), got {C_range!r}") from None
+    if not (np.isfinite(low) and np.isfinite(high) and 0 < low <= high):
+        raise ValueError(f"C_range must satisfy 0 < C_low <= C_high, got {C_range!r}")
+    return low, high
+
+
+def check_C_grid(C):
+    grid = np.asarray(C, dtype=np.float64).ravel()
+    if grid.size == 0:
+        raise ValueError("C is an empty grid")
+    if not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+        raise ValueError(f"every C must be finite and > 0, got {grid.tolist()[:10]}")
+    if np.any(np.diff(grid) <= 0):
+        raise ValueError("C must be strictly increasing (the path warm-starts upward)")
+    return grid
+
+
+def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon):
+    """Largest C_t such that the scaled reference (C_t/C_prev) alpha is
+    epsilon-optimal in relative dual value over [C_prev, C_t].
+
+    Paper 000 App. D, eq. (35); the step formula is the reconstruction of
+    notes/seed_000_ogawa_tnnls.md §4: with s = C/C_prev, W0 = a'Qa,
+    U0 = -p'a (= sum a for SVC) and xi0 = P(w0) - W0/2 over C_prev,
+        gap(s) = W0/2 + s C_prev xi0 - s U0 + s^2 W0 / 2 <= eps D(s a),
+    i.e. (1 + eps) W0 s^2 - 2 b s + W0 <= 0,  b = U0 - C_prev xi0 + eps U0.
+    """
+    W0 = float(alpha @ (grad - p))
+    U0 = -float(p @ alpha)
+    gap = duality_gap(alpha, grad, p, lo, hi, y)
+    # P_{C_prev}(w0, b) = W0/2 + C_prev xi0
+    C_xi0 = gap.primal - 0.5 * W0
+    if W0 <= 0:
+        return np.inf
+    b = U0 - C_xi0 + epsilon * U0
+    disc = b * b - (1 + epsilon) * W0 * W0
+    if disc < 0 or b <= 0:
+        return C_prev * (1 + np.sqrt(epsilon))   # reference too inexact: a safe small step
+    return C_prev * max((b + np.sqrt(disc)) / ((1 + epsilon) * W0), 1 + 1e-6)
+
+
+# ------------------------------------------------------------ warm start
+def repair_equality(alpha, y, lo, hi, movable, target):
+    """Move as few movable entries as possible so that y'alpha = target.
+
+    Greedy by capacity: the largest movers go first, so the gradient can be
+    updated with few kernel columns.  Returns None if no movable point can
+    absorb the residual (then the fixed values are inconsistent).
+    """
+    alpha = alpha.copy()
+    residual = float(y @ alpha) - target
+    if residual == 0.0:
+        return alpha
+    # residual > 0: lower y_i a_i, i.e. decrease a_i (y=+1) or increase it (y=-1).
+    direction = -np.sign(residual) * y
+    capacity = np.where(direction > 0, hi - alpha, alpha - lo)
+    capacity[~movable] = 0.0
+    order = np.argsort(-capacity, kind="stable")
+    need = abs(residual)
+    for i in order:
+        if need <= 0 or capacity[i] <= 0:
+            break
+        step = min(capacity[i], need)
+        alpha[i] += direction[i] * step
+        need -= step
+    if need > 1e-12 * max(1.0, float(np.abs(hi).sum())):
+        return None
+    return alpha
+
+
+# --------------------------------------------------------------- results
+class PathResult:
+    """The path: per C, the solution (or its summary) and what it cost.
+
+    Attributes (arrays of length n_C)
+    ---------------------------------
+    C, objective, duality_gap, intercept, n_sv, n_zero (|R|: a = 0),
+    n_bound (|L|: a = C_i), screened_zero (|R'|), screened_bound (|L'|),
+    put_back, n_iter, rule_seconds, solve_seconds.
+    alphas : list of ndarray or None
+        The solutions, with ``keep="all"``.
+    cv_accuracy : ndarray of shape (n_folds, n_C) or None
+    """
+
+    FIELDS = ("C", "objective", "duality_gap", "intercept", "n_sv", "n_zero", "n_bound",
+              "screened_zero", "screened_bound", "put_back", "n_iter", "rule_seconds",
+              "solve_seconds")
+
+    def __init__(self, rows, alphas, model_params, X, signs, classes):
+        for name in self.FIELDS:
+            setattr(self, name, np.array([row[name] for row in rows]))
+        self.alphas = alphas
+        self.cv_accuracy = None
+        self._model_params = model_params
+        self._X = X
+        self._signs = signs
+        self.classes_ = classes
+
+    def __len__(self):
+        return len(self.C)
+
+    @property
+    def screening_rate(self):
+        """(|R'| + |L'|) / n per C."""
+        return (self.screened_zero + self.screened_bound) / float(self._signs.size)
+
+    @property
+    def cv_mean(self):
+        return None if self.cv_accuracy is None else self.cv_accuracy.mean(axis=0)
+
+    @property
+    def cv_std(self):
+        return None if self.cv_accuracy is None else self.cv_accuracy.std(axis=0)
+
+    @property
+    def best_index(self):
+        """Index of the best C: highest CV accuracy (smallest C on ties)."""
+        if self.cv_accuracy is None:
+            raise ValueError("best_C needs cross-validation: call train_path with cv=k")
+        return int(np.argmax(self.cv_mean))
+
+    @property
+    def best_C(self):
+        return float(self.C[self.best_index])
+
+    def model(self, index):
+        """The BinaryModel at path position ``index`` (needs keep="all")."""
+        if self.alphas is None:
+            raise ValueError("the path kept summaries only (keep='summary'); "
+                             "refit with svmscreen.fit_binary at that C")
+        alpha = self.alphas[index]
+        support = np.flatnonzero(alpha > 0)
+        params = self._model_params
+        sv = (np.empty((0, 0)) if params["kernel"] == "precomputed"
+              else self._X[support])
+        return BinaryModel(
+            classes=self.classes_, kernel=params["kernel"], gamma=params["gamma"],
+            coef0=params["coef0"], degree=params["degree"], C=float(self.C[index]),
+            fit_intercept=params["fit_intercept"], support=support, support_vectors=sv,
+            dual_coef=self._signs[support] * alpha[support],
+            intercept=float(self.intercept[index]), alpha=alpha,
+            objective=float(self.objective[index]),
+            duality_gap=float(self.duality_gap[index]), n_iter=int(self.n_iter[index]),
+            status="optimal", n_features=self._X.shape[1])
+
+    @property
+    def best_model(self):
+        return self.model(self.best_index)
+
+    def summary(self):
+        """One line per C, as the command prints it."""
+        lines = [f"{'C':>10} {'#SV':>6} {'screened%':>9} {'put back':>8} "
+                 f"{'CV acc%':>8} {'iters':>7} {'seconds':>8}"]
+        cv = self.cv_mean
+        for t in range(len(self)):
+            acc = f"{100 * cv[t]:8.2f}" if cv is not None else f"{'-':>8}"
+            lines.append(f"{self.C[t]:10.4g} {self.n_sv[t]:6d} "
+                         f"{100 * self.screening_rate[t]:9.1f} {self.put_back[t]:8d} {acc} "
+                         f"{self.n_iter[t]:7d} "
+                         f"{self.rule_seconds[t] + self.solve_seconds[t]:8.3f}")
+        return "\n".join(lines)
+
+    def plot(self, axes=None):
+        """#SV, screening rate, CV accuracy and time against C (matplotlib)."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError("PathResult.plot needs matplotlib: "
+                              "pip install 'svmscreen[plot]'") from None
+        if axes is None:
+            _, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+        axes = np.asarray(axes).ravel()
+        axes[0].plot(self.C, self.n_sv, "o-")
+        axes[0].set_ylabel("# support vectors")
+        axes[1].plot(self.C, 100 * self.screening_rate, "o-")
+        axes[1].set_ylabel("screened (%)")
+        if self.cv_accuracy is not None:
+            axes[2].errorbar(self.C, 100 * self.cv_mean, yerr=100 * self.cv_std, fmt="o-")
+        axes[2].set_ylabel("CV accuracy (%)")
+        axes[3].plot(self.C, self.solve_seconds, "o-", label="solve")
+        axes[3].plot(self.C, self.rule_seconds, "s-", label="rule")
+        axes[3].set_ylabel("seconds")
+        axes[3].legend()
+        for ax in axes:
+            ax.set_xscale("log")
+        for ax in axes[2:]:
+            ax.set_xlabel("C")
+        return axes
+
+
+# ------------------------------------------------------------------ path
+class _Problem:
+    """The data side of a path: kernel, cached Q, bounds per unit C."""
+
+    def __init__(self, X, signs, hi_unit, kernel, gamma, coef0, degree, cache_size,
+                 fit_intercept):
+        self.n = signs.size
+        self.signs = signs
+        self.kernel = Kernel(compute_layout(X), kernel, gamma, coef0, degree)
+        self.Q = QMatrix(self.kernel, signs, cache_size)
+        self.hi_unit = hi_unit              # C_i / C (class and sample weights)
+        self.p = -np.ones(self.n)
+        self.lo = np.zeros(self.n)
+        self.y = signs if fit_intercept else None
+
+
+def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilon=None,
+             C_max=None, progress=None):
+    """Solve along ``grid`` (or an epsilon-path from grid[0] up to C_max)."""
+    n = problem.n
+    p, lo, y = problem.p, problem.lo, problem.y
+    rows, alphas = [], ([] if keep == "all" else None)
+    alpha = grad = None
+    C_prev = None
+    hard_margin = False
+    t = 0
+    while True:
+        if epsilon is None:
+            if t >= len(grid):
+                break
+            C = float(grid[t])
+        else:
+            C = float(grid[0]) if t == 0 else min(
+                epsilon_step(C_prev, alpha, grad, p, lo, problem.hi_unit * C_prev, y,
+                             epsilon), C_max)
+            if t > 0 and (C <= C_prev or hard_margin):
+                break
+        hi = problem.hi_unit * C
+        rule_seconds = 0.0
+        n_screened_zero = n_screened_bound = 0
+        start = time.perf_counter()
+        if hard_margin:
+            row = dict(rows[-1], C=C, n_iter=0, rule_seconds=0.0, solve_seconds=0.0,
+                       screened_zero=0, screened_bound=0, put_back=0)
+            rows.append(row)
+            if alphas is not None:
+                alphas.append(alpha)
+            t += 1
+            if progress:
+                progress(t, C)
+            continue
+        fixed = None
+        if alpha is None:
+            alpha0, grad0 = np.zeros(n), None
+        else:
+            scale = C / C_prev
+            alpha0 = np.minimum(alpha * scale, hi)
+            grad0 = scale * (grad - p) + p
+            if screening is not None:
+                rule_start = time.perf_counter()
+                zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi)
+                alpha0, grad0, fixed = apply_screen(problem, alpha0, grad0, hi, zero, bound)
+                rule_seconds = time.perf_counter() - rule_start
+                if fixed is not None:
+                    n_screened_zero = int(zero.sum())
+                    n_screened_bound = int(bound.sum())
+        solve_start = time.perf_counter()
+        result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
+                                         grad0=grad0, tol=tol, shrinking=shrinking,
+                                         max_iter=max_iter)
+        solve_seconds = time.perf_counter() - solve_start
+        if result.status != "optimal":
+            warnings.warn(f"C={C:g}: the solver reached max_iter before the tolerance",
+                          ConvergenceWarning, stacklevel=3)
+        alpha, grad, C_prev = result.alpha, result.grad, C
+        gap = duality_gap(alpha, grad, p, lo, hi, y)
+        at_bound = alpha >= hi
+        rows.append(dict(
+            C=C, objective=result.objective, duality_gap=gap.gap,
+            intercept=(-result.rho if y is not None else 0.0),
+            n_sv=int(np.count_nonzero(alpha > 0)), n_zero=int(np.count_nonzero(alpha <= 0)),
+            n_bound=int(np.count_nonzero(at_bound)), screened_zero=n_screened_zero,
+            screened_bound=n_screened_bound, put_back=put_back, n_iter=result.n_iter,
+            rule_seconds=rule_seconds, solve_seconds=solve_seconds))
+        if alphas is not None:
+            alphas.append(alpha)
+        hard_margin = not at_bound.any()
+        t += 1
+        if progress:
+            progress(t, C)
+    return rows, alphas
+
+
+def apply_screen(problem, alpha0, grad0, hi, zero, bound):
+    """Set the screened entries of the warm start to their bounds, restore
+    the equality, and update the known gradient by the changed columns.
+
+    Returns (alpha0, grad0, fixed); fixed is None when the screened values
+    leave no feasible point (an unsafe rule), and nothing is fixed then.
+    """
+    target = alpha0.copy()
+    target[zero] = problem.lo[zero]
+    target[bound] = hi[bound]
+    fixed = zero | bound
+    if problem.y is not None:
+        repaired = repair_equality(target, problem.y, problem.lo, hi, ~fixed,
+                                   float(problem.y @ alpha0))
+        if repaired is None:
+            return alpha0, grad0, None
+        target = repaired
+    changed = np.flatnonzero(target != alpha0)
+    grad0 = problem.Q.add_columns(changed, target[changed] - alpha0[changed], grad0.copy())
+    return target, grad0, fixed
+
+
+# ------------------------------------------------------------- public API
+def stratified_folds(y, n_folds, seed=0):
+    """Fold number of each sample, each class spread evenly over the folds."""
+    rng = np.random.default_rng(seed)
+    fold = np.empty(y.shape[0], dtype=np.intp)
+    for label in np.unique(y):
+        members = rng.permutation(np.flatnonzero(y == label))
+        fold[members] = np.arange(members.size) % n_folds
+    return fold
+
+
+def make_screening(rule, problem, fit_intercept):
+    """The screening step of the path for ``rule`` (None: no screening)."""
+    if rule is None:
+        return None
+    if rule not in SCREENING_RULES:
+        raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
+    from svmscreen.screening import path_screener
+    return path_screener(rule, problem, fit_intercept)
+
+
+def _progress_printer(verbose, total, label):
+    if not verbose:
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=total, desc=label, unit="C")
+        return (lambda t, C: (bar.update(1), bar.set_postfix(C=f"{C:.3g}"))), bar.close
+    except ImportError:
+        import sys
+
+        def show(t, C):
+            print(f"\r{label}: {t}/{total} (C = {C:.3g})", end="", file=sys.stderr, flush=True)
+        return show, lambda: print(file=sys.stderr)
+
+
+def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options):
+    """Accuracy on the held-out part of each C of a path on the training part."""
+    from svmscreen._kernels import cross_kernel
+    X_train = X[train]
+    problem = _Problem(X_train, signs[train], hi_unit[train], **params)
+    screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
+    rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,
+                                                  keep="all"))
+    X_held, s_held = X[held], signs[held]
+    accuracy = np.empty(len(grid))
+    for t, alpha in enumerate(alphas):
+        support = np.flatnonzero(alpha > 0)
+        f = np.full(X_held.shape[0], rows[t]["intercept"])
+        if support.size:
+            coef = signs[train][support] * alpha[support]
+            B = support if params["kernel"] == "precomputed" else X_train[support]
+            A = X_held[:, train] if params["kernel"] == "precomputed" else X_held
+            for start, stop, K in cross_kernel(A, B, params["kernel"], params["gamma"],
+                                               params["coef0"], params["degree"]):
+                f[start:stop] += K @ coef
+        accuracy[t] = np.mean(np.where(f > 0, 1.0, -1.0) == s_held)
+    return accuracy
+
+
+def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon=1e-3,
+               kernel="rbf", gamma=None, coef0=0.0, degree=3, fit_intercept=True,
+               class_weight=None, sample_weight=None, screening="it", shrinking=True,
+               tol=1e-3, cache_size=100.0, max_iter=None, cv=None, n_jobs=None,
+               keep="all", random_state=0, verbose=False):
+    """Solve the SVM for a whole increasing grid of C, with warm starts and
+    safe screening; optionally cross-validate every C.
+
+    Parameters
+    ----------
+    X, y : training data and two-class labels (as ``fit_binary``).
+    C : array-like or None
+        An explicit, strictly increasing grid.  If None, ``grid`` decides.
+    n_C : int, default=50
+        Size of the log grid.
+    C_range : (float, float), default=(1e-2, 1e3)
+        Ends of the log grid, or start and cap of the epsilon-path.
+    grid : {"log", "epsilon"}
+        "epsilon": the epsilon-approximation path of paper 000 App. D, whose
+        steps guarantee every C in between a relative dual error <= epsilon.
+    kernel, gamma, coef0, degree, fit_intercept, class_weight, sample_weight
+        As ``fit_binary``.  A list of gamma values runs one path per value and
+        returns a list of PathResult.
+    screening : {"it", "dvi", "bt2", "essnsv", "ssnsv"} or None, default="it"
+        The safe rule applied before each solve (None: none).  Every screened
+        solve is checked; ``put_back`` counts the samples a rule got wrong.
+    shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
+    cv : int or None
+        Stratified k-fold cross-validation along the path.
+    n_jobs : int or None
+        Folds (and gamma values) in parallel through joblib (needs joblib);
+        None or 1 runs them in this process.
+    keep : {"all", "summary"}
+        "summary" keeps no solution vectors, only the per-C statistics.
+    random_state : int
+        Seed of the fold assignment.
+    verbose : bool
+        Show progress (tqdm if installed).
+
+    Returns
+    -------
+    PathResult, or a list of them for a list of gamma values.
+    """
+    if isinstance(gamma, (list, tuple, np.ndarray)):
+        gammas = list(gamma)
+        if not gammas:
+            raise ValueError("gamma is an empty list")
+        options = dict(C=C, n_C=n_C, C_range=C_range, grid=grid, epsilon=epsilon,
+                       kernel=kernel, coef0=coef0, degree=degree,
+                       fit_intercept=fit_intercept, class_weight=class_weight,
+                       sample_weight=sample_weight, screening=screening,
+                       shrinking=shrinking, tol=tol, cache_size=cache_size,
+                       max_iter=max_iter, cv=cv, n_jobs=None, keep=keep,
+                       random_state=random_state, verbose=verbose)
+        return _parallel(n_jobs, [(train_path, (X, y), dict(options, gamma=g))
+                                  for g in gammas])
+
+    _, degree, coef0, tol, cache_size, max_iter = check_parameters(
+        C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=tol, cache_size=cache_size,
+        max_iter=max_iter)
+    if keep not in ("all", "summary"):
+        raise ValueError(f"keep must be 'all' or 'summary', got {keep!r}")
+    if screening is not None and screening not in SCREENING_RULES:
+        raise ValueError(f"screening must be one of {SCREENING_RULES} or None, "
+                         f"got {screening!r}")
+    X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
+    y = check_labels(y, X.shape[0])
+    classes, signs = binary_signs(y)
+    gamma = resolve_gamma(gamma, X, kernel)
+    hi_unit = class_bounds(signs, classes, 1.0, class_weight, sample_weight)
+    epsilon_path = False
+    if C is not None:
+        C_grid = check_C_grid(C)
+    elif grid == "log":
+        C_grid = log_grid(C_range, n_C)
+    elif grid == "epsilon":
+        if not (isinstance(epsilon, float) or isinstance(epsilon, int)) or not 0 < epsilon < 1:
+            raise ValueError(f"epsilon must be in (0, 1), got {epsilon!r}")
+        C_grid = np.array([check_C_range(C_range)[0]])
+        epsilon_path = True
+    else:
+        raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
+    if cv is not None:
+        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+            raise ValueError(f"cv must be an integer >= 2, got {cv!r}")
+        smallest = min(np.sum(signs > 0), np.sum(signs < 0))
+        if cv > smallest:
+            raise ValueError(f"cv={cv} is larger than the smallest class ({smallest} samples)")
+
+    params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
+                  cache_size=cache_size, fit_intercept=fit_intercept)
+    problem = _Problem(X, signs, hi_unit, **params)
+    rule = make_screening(screening, problem, fit_intercept)
+    total = len(C_grid) if not epsilon_path else 0
+    progress, close = _progress_printer(verbose, total or None, "path")
+    try:
+        rows, alphas = run_path(problem, C_grid, screening=rule, tol=tol, shrinking=shrinking,
+                                max_iter=max_iter, keep=keep,
+                                epsilon=epsilon if epsilon_path else None,
+                                C_max=check_C_range(C_range)[1], progress=progress)
+    finally:
+        close()
+    result = PathResult(rows, alphas, params, X, signs, classes)
+    result.gamma = gamma
+    if cv is not None:
+        folds = stratified_folds(y, cv, random_state)
+        path_options = dict(screening=screening, tol=tol, shrinking=shrinking,
+                            max_iter=max_iter)
+        tasks = [(_fold_accuracy, (X, y, signs, hi_unit, folds != k, folds == k,
+                                   result.C, params, path_options), {})
+                 for k in range(cv)]
+        result.cv_accuracy = np.array(_parallel(n_jobs, tasks))
+    return result
+
+
+def _parallel(n_jobs, tasks):
+    """Run (function, args, kwargs) tasks, through joblib when n_jobs != 1."""
+    if n_jobs is None or n_jobs == 1:
+        return [function(*args, **kwargs) for function, args, kwargs in tasks]
+    try:
+        from joblib import Parallel, delayed
+    except ImportError:
+        raise ImportError("n_jobs needs joblib: pip install 'svmscreen[parallel]'") from None
+    return Parallel(n_jobs=n_jobs)(delayed(function)(*args, **kwargs)
+                                   for function, args, kwargs in tasks)

@@ -1,0 +1,99 @@
+"""Screened solves: fix what the rules proved, solve the rest, check, put back.
+
+The safety net of DESIGN.md: whatever a rule claims, the returned solution
+meets the solver's own stopping rule on the *whole* problem.  After a solve
+with some variables fixed, each fixed variable is checked against the
+maximal-violation criterion of the free ones; any that would violate it is
+released and the solve continues from the current point (the gradient is
+already known, so this costs only the extra iterations).
+"""
+import numpy as np
+
+from svmscreen._solver import solve
+
+
+def violations(alpha, grad, lo, hi, y):
+    """Per-variable view of the stopping rule.
+
+    With the equality (y given): v_t = -y_t G_t, and the masks I_up, I_low of
+    LIBSVM (t may move so that y_t a_t increases / decreases); the rule is
+    max_{I_up} v - min_{I_low} v < tol.  Without it: the projected gradient
+    pg_t, and the rule is max(pg, 0) - min(pg, 0) < tol.
+    """
+    if y is None:
+        pg = np.where(alpha <= lo, np.minimum(grad, 0.0),
+                      np.where(alpha >= hi, np.maximum(grad, 0.0), grad))
+        return pg, None, None
+    v = -y * grad
+    up = np.where(y > 0, alpha < hi, alpha > lo)
+    low = np.where(y > 0, alpha > lo, alpha < hi)
+    return v, up, low
+
+
+def stopping_value(alpha, grad, lo, hi, y, mask=None):
+    """The stopping criterion's value over the variables in ``mask``."""
+    v, up, low = violations(alpha, grad, lo, hi, y)
+    if mask is None:
+        mask = np.ones(alpha.shape, dtype=bool)
+    if y is None:
+        pg = v[mask]
+        return float(max(pg.max(initial=0.0), 0.0) - min(pg.min(initial=0.0), 0.0))
+    m = v[mask & up].max(initial=-np.inf)
+    M = v[mask & low].min(initial=np.inf)
+    return float(m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
+
+
+def kkt_violators(alpha, grad, lo, hi, y, fixed, tol):
+    """Fixed variables that break the stopping rule of the free ones.
+
+    A fixed t violates when, added to the free variables, it alone pushes
+    the criterion to tol or beyond.  If the whole problem still fails after
+    releasing those (two fixed variables violating each other), every fixed
+    variable is released.
+    """
+    free = ~fixed
+    v, up, low = violations(alpha, grad, lo, hi, y)
+    if y is None:
+        top = max(v[free].max(initial=0.0), 0.0)
+        bottom = min(v[free].min(initial=0.0), 0.0)
+        bad = fixed & ((v - bottom >= tol) | (top - v >= tol))
+    else:
+        m = v[free & up].max(initial=-np.inf)
+        M = v[free & low].min(initial=np.inf)
+        bad = fixed & ((up & (v - M >= tol)) | (low & (m - v >= tol)))
+    if stopping_value(alpha, grad, lo, hi, y, ~(fixed & ~bad)) >= tol:
+        bad = fixed.copy()
+    return bad
+
+
+def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1e-3,
+                  shrinking=True, max_iter=None):
+    """``solve`` with screened variables fixed, then checked.
+
+    Parameters are those of ``svmscreen._solver.solve``; every fixed variable
+    must sit at a bound in ``alpha0``.
+
+    Returns
+    -------
+    result : SolveResult
+        Its ``n_iter`` sums all rounds.
+    n_put_back : int
+        Fixed variables released because they violated the KKT conditions
+        (0 when the screening rule was right).
+    """
+    fixed = np.zeros(len(alpha0), dtype=bool) if fixed is None else np.array(fixed, dtype=bool)
+    result = solve(Q, p, lo, hi, alpha0, y=y, fixed=fixed, grad0=grad0, tol=tol,
+                   shrinking=shrinking, max_iter=max_iter)
+    n_iter = result.n_iter
+    n_put_back = 0
+    while fixed.any() and result.status == "optimal":
+        bad = kkt_violators(result.alpha, result.grad, lo, hi, y, fixed, tol)
+        if not bad.any():
+            break
+        n_put_back += int(bad.sum())
+        fixed &= ~bad
+        result = solve(Q, p, lo, hi, result.alpha, y=y, fixed=fixed, grad0=result.grad,
+                       tol=tol, shrinking=shrinking, max_iter=max_iter)
+        n_iter += result.n_iter
+    result.n_iter = n_iter
+    return result, n_put_back
