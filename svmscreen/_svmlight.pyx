@@ -6,8 +6,8 @@ Format (anchors.md §1.5): one row per line, ``<label> <index>:<value> ...``.
 - Indices are 1-based and strictly ascending within a row; index 0 is allowed
   only for precomputed kernels, whose columns keep the file index as-is
   (column 0 holds the serial number).  Otherwise column = file index - 1.
-- Labels and values are read with ``strtod`` (``+01e0`` is 1); indices with
-  ``strtol``.  NaN and infinite labels or values are rejected.
+- Labels and values are read as ``strtod`` reads them (``+01e0`` is 1),
+  with an exact fast path for short decimals; indices as ``strtol``.  NaN and infinite labels or values are rejected.
 - A row may have no features, but a line with no label (empty, blank, or only
   a comment) is an error, as in LIBSVM.
 - Everything from ``#`` to the end of the line is a comment.  Spaces, tabs,
@@ -29,7 +29,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.errno cimport errno, ERANGE
 from libc.math cimport isfinite
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport free, realloc, strtod, strtol
 from libc.string cimport memchr, memcmp, memcpy
@@ -61,6 +61,96 @@ cdef long MAX_INDEX = 2147483647
 
 cdef inline bint is_space(char c) noexcept nogil:
     return c == b' ' or c == b'\t' or c == b'\r' or c == b'\v' or c == b'\f'
+
+
+cdef inline bint is_digit(char c) noexcept nogil:
+    return b'0' <= c <= b'9'
+
+
+# Exact powers of ten for the fast path of ``read_double``.
+cdef double POW10[23]
+POW10[:] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+            1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+
+cdef inline bint read_double_fast(const char* s, char** endp, double* out) noexcept nogil:
+    """Read a plain decimal ``[+-]digits[.digits][(e|E)[+-]digits]`` whose
+    value is exactly ``m * 10**k`` with ``m <= 2**53`` and ``|k| <= 22``.
+
+    Then ``m`` and ``10**|k|`` are exact doubles and one multiplication or
+    division rounds correctly, so the result equals ``strtod``'s (Clinger's
+    fast path).  Returns False, without writing, for anything else (more
+    digits, larger exponents, hex, nan, inf, no digits, or a number that
+    ``strtod`` might read further); the caller then uses ``strtod``.
+    """
+    cdef const char* p = s
+    cdef bint negative = False, exp_negative = False, any_digit = False
+    cdef uint64_t mantissa = 0
+    cdef int digits = 0, exp10 = 0, e = 0, e_digits = 0
+    cdef double value
+    if p[0] == b'-':
+        negative = True
+        p += 1
+    elif p[0] == b'+':
+        p += 1
+    while is_digit(p[0]):
+        any_digit = True
+        if mantissa != 0 or p[0] != b'0':
+            if digits == 19:
+                return False
+            mantissa = mantissa * 10 + <uint64_t>(p[0] - c'0')
+            digits += 1
+        p += 1
+    if p[0] == b'.':
+        p += 1
+        while is_digit(p[0]):
+            any_digit = True
+            if mantissa != 0 or p[0] != b'0':
+                if digits == 19:
+                    return False
+                mantissa = mantissa * 10 + <uint64_t>(p[0] - c'0')
+                digits += 1
+            exp10 -= 1
+            p += 1
+    if not any_digit:
+        return False
+    if p[0] == b'e' or p[0] == b'E':
+        p += 1
+        if p[0] == b'-':
+            exp_negative = True
+            p += 1
+        elif p[0] == b'+':
+            p += 1
+        if not is_digit(p[0]):
+            return False
+        while is_digit(p[0]):
+            if e_digits == 6:
+                return False
+            e = e * 10 + (p[0] - c'0')
+            e_digits += 1
+            p += 1
+        exp10 += -e if exp_negative else e
+    # strtod could read on after letters ("0x1p3") or a second '.'.
+    if (b'a' <= p[0] <= b'z') or (b'A' <= p[0] <= b'Z') or p[0] == b'.':
+        return False
+    if mantissa > (<uint64_t>1 << 53) or exp10 < -22 or exp10 > 22:
+        return False
+    value = <double>mantissa
+    if exp10 < 0:
+        value /= POW10[-exp10]
+    else:
+        value *= POW10[exp10]
+    out[0] = -value if negative else value
+    endp[0] = <char*>p
+    return True
+
+
+cdef inline double read_double(const char* s, char** endp) noexcept nogil:
+    """``strtod(s, endp)``, faster for short plain decimals."""
+    cdef double value
+    if read_double_fast(s, endp, &value):
+        return value
+    return strtod(s, endp)
 
 
 cdef class Parser:
@@ -166,6 +256,7 @@ cdef class Parser:
         cdef double label, value
         cdef long index, prev, lowest
         cdef int code
+        cdef bint overflow
         cdef long column_shift = 0 if self.precomputed else 1
         lowest = 0 if self.precomputed else 1
         while pos < n:
@@ -181,7 +272,7 @@ cdef class Parser:
                 p += 1
             if p == end:
                 return self.fail(ERR_NO_LABEL, buf, pos, pos, 0, 0)
-            label = strtod(buf + p, &endp)
+            label = read_double(buf + p, &endp)
             q = endp - buf
             if q == p or q > end or (q < end and not is_space(buf[q])):
                 return self.fail(ERR_LABEL, buf, p, end, 0, 0)
@@ -204,9 +295,18 @@ cdef class Parser:
                 tok = p
                 if end - p >= 4 and memcmp(buf + p, b"qid:", 4) == 0:
                     return self.fail(ERR_QID, buf, tok, end, 0, 0)
-                errno = 0
-                index = strtol(buf + p, &endp, 10)
-                q = endp - buf
+                # Fast path: up to 9 plain digits then ':'; else strtol.
+                q = p
+                index = 0
+                overflow = False
+                while q < end and q - p < 9 and is_digit(buf[q]):
+                    index = index * 10 + (buf[q] - c'0')
+                    q += 1
+                if q == p or q >= end or buf[q] != b':':
+                    errno = 0
+                    index = strtol(buf + p, &endp, 10)
+                    q = endp - buf
+                    overflow = errno == ERANGE
                 if q == p or q >= end or buf[q] != b':':
                     # Tell "no colon at all" from "a colon after a bad index".
                     q = p
@@ -215,7 +315,7 @@ cdef class Parser:
                     if q < end and buf[q] == b':':
                         return self.fail(ERR_INDEX, buf, tok, end, 0, 0)
                     return self.fail(ERR_NO_COLON, buf, tok, end, 0, 0)
-                if errno == ERANGE or index > MAX_INDEX or index < -MAX_INDEX:
+                if overflow or index > MAX_INDEX or index < -MAX_INDEX:
                     return self.fail(ERR_INDEX_TOO_LARGE, buf, tok, end, 0, 0)
                 if index < lowest:
                     return self.fail(ERR_INDEX_TOO_SMALL, buf, tok, end, index, 0)
@@ -224,7 +324,7 @@ cdef class Parser:
                 p = q + 1
                 if p >= end or is_space(buf[p]):
                     return self.fail(ERR_VALUE, buf, tok, end, index, 0)
-                value = strtod(buf + p, &endp)
+                value = read_double(buf + p, &endp)
                 q = endp - buf
                 if q == p or q > end or (q < end and not is_space(buf[q])):
                     return self.fail(ERR_VALUE, buf, tok, end, index, 0)

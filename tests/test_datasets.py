@@ -23,6 +23,8 @@ from svmscreen.datasets import dump_svmlight_file, load_dataset, load_svmlight_f
 DATA = Path(__file__).resolve().parent.parent / "data"
 SHIPPED = sorted(DATA.glob("*.xz"))
 
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
 
 def load_bytes(text, **kwargs):
     return load_svmlight_file(io.BytesIO(text), **kwargs)
@@ -117,6 +119,41 @@ def test_values_are_exact():
     X, _ = load_bytes(b"1 1:0.1 2:-2.5e-300 3:1.7976931348623157e308 4:4.9e-324\n")
     np.testing.assert_array_equal(
         X.toarray()[0], [0.1, -2.5e-300, 1.7976931348623157e308, 5e-324])
+
+
+NUMBER_TEXTS = [
+    "0", "-0", "+0.0", "00012", ".5", "5.", "1e22", "1e23", "-1E+5", "1e-22", "1e-23",
+    "9007199254740992", "9007199254740993", "12345678901234567890123",
+    "0.1000000000000000055511151231257827", "0.000000000000000000000000000001",
+    "2.2250738585072011e-308", "4.9e-324", "2e-324", "1e-400", "1.7976931348623157e308",
+    "3.14159265358979323846264338327950288", "123456789.123456789", "1e0000005",
+]
+
+
+@pytest.mark.parametrize("text", NUMBER_TEXTS)
+def test_numbers_read_as_strtod(text):
+    # Python's float() rounds correctly, as glibc's strtod does.
+    X, y = load_bytes(f"{text} 1:{text}\n".encode())
+    assert y[0] == float(text) and np.signbit(y[0]) == np.signbit(float(text))
+    assert X.data[0] == float(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.one_of(
+    st.from_regex(r"[+-]?[0-9]{1,22}(\.[0-9]{0,22})?([eE][+-]?[0-9]{1,3})?", fullmatch=True),
+    st.from_regex(r"[+-]?\.[0-9]{1,22}([eE][+-]?[0-9]{1,2})?", fullmatch=True),
+    finite.flatmap(lambda v: st.sampled_from(
+        [repr(v), "%.17g" % v, "%.6g" % v, "%.3e" % v, "%.25f" % v]))))
+def test_number_text_round_trip_matches_float(text):
+    expected = float(text)
+    line = f"{text} 1:{text}\n".encode()
+    if not np.isfinite(expected):
+        with pytest.raises(ValueError, match="line 1: label .* is not finite"):
+            load_bytes(line)
+        return
+    X, y = load_bytes(line)
+    assert y[0] == expected
+    assert X.data[0] == expected
 
 
 def test_rows_without_features():
@@ -443,8 +480,6 @@ def test_dump_many_rows_crosses_write_blocks(monkeypatch):
     assert_same_matrix(X2, X)
     np.testing.assert_array_equal(y2, y)
 
-
-finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
 @st.composite
