@@ -152,6 +152,8 @@ class SolveResult:
     violation : float
         The stopping criterion's value at the end (m(a) - M(a), or
         PGmax - PGmin without the equality).
+    frozen : bool ndarray
+        Samples frozen by dynamic screening (not those fixed on entry).
     """
 
     def __init__(self, alpha, grad, rho, objective, n_iter, status, violation):
@@ -179,6 +181,9 @@ cdef class _SMO:
     cdef double eps
     cdef double violation
     cdef long long max_iter, n_iter
+    cdef object screen_callback    # dynamic screening hook, or None
+    cdef long long screen_every
+    cdef Py_ssize_t n_frozen
 
     cdef inline bint is_upper(self, Py_ssize_t i) noexcept nogil:
         return self.status[i] == UPPER
@@ -549,6 +554,7 @@ cdef class _SMO:
     cdef int run(self) except -1 nogil:
         cdef Py_ssize_t i = -1, j = -1
         cdef long long counter = min(self.l, 1000) + 1
+        cdef long long next_screen = self.screen_every
         while self.n_iter < self.max_iter:
             counter -= 1
             if counter == 0:
@@ -558,6 +564,10 @@ cdef class _SMO:
                 with gil:
                     if PyErr_CheckSignals() != 0:
                         return -1
+                if (self.screen_every > 0 and self.n_iter > 0
+                        and self.n_iter >= next_screen):
+                    next_screen = self.n_iter + self.screen_every
+                    self.screen_dynamically()
             if self.select(&i, &j) != 0:
                 # Optimal on the active set: rebuild the whole gradient and
                 # check again (svm.cpp Solve, the "*" step).
@@ -571,6 +581,45 @@ cdef class _SMO:
                 self.step_pair(i, j)
             else:
                 self.step_single(i)
+        return 0
+
+    cdef int freeze(self, Py_ssize_t i) except -1 nogil:
+        """Move position i (movable, at a bound) into the fixed region."""
+        if i < self.active_size:
+            self.swap_index(i, self.active_size - 1)
+            i = self.active_size - 1
+            self.active_size -= 1
+        self.swap_index(i, self.l_var - 1)
+        self.l_var -= 1
+        self.n_frozen += 1
+        return 0
+
+    cdef int screen_dynamically(self) except -1 nogil:
+        """Dynamic screening (notes/bias_screening.md §4): make the gradient
+        whole on the movable variables, ask the hook which samples are
+        certified at their bound, and freeze those that already sit there,
+        as shrinking would, but for good."""
+        cdef Py_ssize_t pos, k
+        cdef Py_ssize_t[::1] freeze_positions
+        self.reconstruct_gradient(self.l_var)
+        with gil:
+            order = np.asarray(self.Q.perm)
+            n = self.l
+            alpha = np.empty(n)
+            alpha[order] = np.asarray(self.alpha)
+            grad = np.empty(n)
+            grad[order] = np.asarray(self.G)
+            movable = np.zeros(n, dtype=bool)
+            movable[order[:self.l_var]] = True
+            proposal = np.asarray(self.screen_callback(alpha, grad, movable), dtype=bool)
+            status = np.asarray(self.status)
+            at_bound_pos = (status != FREE)
+            positions = np.flatnonzero(proposal[order] & at_bound_pos
+                                       & (np.arange(n) < self.l_var))
+            # Highest positions first, so earlier swaps never move a pending one.
+            freeze_positions = np.ascontiguousarray(positions[::-1], dtype=np.intp)
+        for k in range(freeze_positions.shape[0]):
+            self.freeze(freeze_positions[k])
         return 0
 
     cdef double calculate_rho(self) noexcept nogil:
@@ -599,7 +648,8 @@ cdef class _SMO:
 
 
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
-          double tol=1e-3, bint shrinking=True, max_iter=None):
+          double tol=1e-3, bint shrinking=True, max_iter=None, screen_callback=None,
+          screen_every=0):
     """Solve the box QP of this module's docstring.
 
     Parameters
@@ -618,6 +668,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     shrinking : bool
     max_iter : int or None
         Default max(1e7, 100 n), as LIBSVM.
+    screen_callback : callable or None
+        Dynamic screening: ``screen_callback(alpha, grad, movable)`` (sample
+        order, grad whole on the movable variables) returns a bool mask of
+        samples certified at their current bound; those are frozen.
+    screen_every : int
+        Iterations between two calls of ``screen_callback`` (0: never).
 
     Returns
     -------
@@ -635,6 +691,9 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.max_iter = max(10_000_000, 100 * n) if max_iter is None else max_iter
     s.n_iter = 0
     s.unshrink = False
+    s.screen_callback = screen_callback
+    s.screen_every = screen_every if screen_callback is not None else 0
+    s.n_frozen = 0
     order = np.asarray(perm)
     s.p = np.array(p, dtype=np.float64)[order]
     s.lo = np.array(lo, dtype=np.float64)[order]
@@ -677,5 +736,9 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     grad[order] = np.asarray(s.G)
     objective = 0.5 * float(np.dot(alpha, grad + np.asarray(p, dtype=np.float64)))
     rho = s.calculate_rho() if s.has_equality else None
-    return SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
-                       float(s.violation))
+    result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
+                         float(s.violation))
+    result.frozen = np.zeros(n, dtype=bool)
+    result.frozen[order[s.l_var:]] = True
+    result.frozen &= ~fixed_mask
+    return result

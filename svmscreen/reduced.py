@@ -67,11 +67,12 @@ def kkt_violators(alpha, grad, lo, hi, y, fixed, tol):
 
 
 def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1e-3,
-                  shrinking=True, max_iter=None):
+                  shrinking=True, max_iter=None, screen_callback=None, screen_every=0):
     """``solve`` with screened variables fixed, then checked.
 
     Parameters are those of ``svmscreen._solver.solve``; every fixed variable
-    must sit at a bound in ``alpha0``.
+    must sit at a bound in ``alpha0``.  Samples frozen by dynamic screening
+    (``screen_callback``) are checked the same way.
 
     Returns
     -------
@@ -83,8 +84,11 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
     """
     fixed = np.zeros(len(alpha0), dtype=bool) if fixed is None else np.array(fixed, dtype=bool)
     result = solve(Q, p, lo, hi, alpha0, y=y, fixed=fixed, grad0=grad0, tol=tol,
-                   shrinking=shrinking, max_iter=max_iter)
+                   shrinking=shrinking, max_iter=max_iter, screen_callback=screen_callback,
+                   screen_every=screen_every)
     n_iter = result.n_iter
+    n_frozen = int(result.frozen.sum())
+    fixed = fixed | result.frozen
     n_put_back = 0
     while fixed.any() and result.status == "optimal":
         bad = kkt_violators(result.alpha, result.grad, lo, hi, y, fixed, tol)
@@ -96,4 +100,5 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
                        tol=tol, shrinking=shrinking, max_iter=max_iter)
         n_iter += result.n_iter
     result.n_iter = n_iter
+    result.n_frozen = n_frozen
     return result, n_put_back
