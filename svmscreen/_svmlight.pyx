@@ -7,7 +7,8 @@ Format (anchors.md §1.5): one row per line, ``<label> <index>:<value> ...``.
   only for precomputed kernels, whose columns keep the file index as-is
   (column 0 holds the serial number).  Otherwise column = file index - 1.
 - Labels and values are read as ``strtod`` reads them (``+01e0`` is 1),
-  with an exact fast path for short decimals; indices as ``strtol``.  NaN and infinite labels or values are rejected.
+  with an exact fast path for short decimals; indices as ``strtol``.  NaN
+  and infinite labels or values are rejected.
 - A row may have no features, but a line with no label (empty, blank, or only
   a comment) is an error, as in LIBSVM.
 - Everything from ``#`` to the end of the line is a comment.  Spaces, tabs,
@@ -20,9 +21,9 @@ What this module trusts: ``Parser.feed`` receives a ``bytes`` object whose
 first ``n`` bytes end with a newline or are the whole object (the caller in
 ``datasets.py`` splits its input at newlines); ``format_rows`` receives CSR
 arrays already validated by ``datasets.py`` (int64 ``indices``/``indptr``,
-float64 finite ``data``, one ``bytes`` label per row).  Numbers are read
-with the C library's ``strtod``, so they assume the "C" ``LC_NUMERIC`` locale
-that Python keeps unless a program changes it.
+float64 finite ``data``, one ``bytes`` label per row).  Numbers outside the
+fast path are read with the C library's ``strtod``, so they assume the "C"
+``LC_NUMERIC`` locale that Python keeps unless a program changes it.
 """
 import numpy as np
 

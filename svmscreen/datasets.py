@@ -61,7 +61,12 @@ def _parse(fh, name, precomputed):
     parser = _svmlight.Parser(name, precomputed)
     tail = b""
     while True:
-        chunk = fh.read(_CHUNK)
+        try:
+            chunk = fh.read(_CHUNK)
+        except (EOFError, gzip.BadGzipFile, lzma.LZMAError) as exc:
+            # A truncated or corrupt compressed stream.
+            raise ValueError(f"{name}: line {parser.lines + 1}: cannot decompress "
+                             f"the file ({exc})") from exc
         if isinstance(chunk, str):
             raise TypeError(f"f: {name} is open in text mode; open it in binary "
                             "mode ('rb') or pass its path")

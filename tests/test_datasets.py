@@ -295,6 +295,15 @@ def test_error_in_compressed_file_names_the_file(tmp_path):
         load_svmlight_file(path)
 
 
+@pytest.mark.parametrize("suffix, compress", [(".gz", gzip.compress), (".xz", lzma.compress)])
+def test_truncated_compressed_file(tmp_path, suffix, compress):
+    path = tmp_path / ("cut" + suffix)
+    blob = compress(b"1 1:1\n" * 1000)
+    path.write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(ValueError, match=r"cut\.(gz|xz): line \d+: cannot decompress"):
+        load_svmlight_file(path)
+
+
 # ---------------------------------------------------------------------------
 # Arguments and inputs
 
