@@ -1,0 +1,712 @@
+"""The SMO solver and fit_binary against references.
+
+* libsvm-official on the shipped real sets (linear, poly, RBF, sigmoid; dense
+  and CSR; tol 1e-6 on both sides): dual objective, decision values,
+  predictions, number of support vectors; at tol 1e-3 the same accuracy.
+* An exact active-set QP (``tests/_reference.py``) for the bias-free mode and
+  for small random box QPs with per-sample bounds.
+* Hypothesis properties of ``solve`` on random problems: KKT within tol,
+  bounds, warm start = cold start, fixed variables, grad0, shrinking on = off,
+  the duality gap.
+
+Sign convention: fit_binary sorts the labels and f(x) > 0 predicts
+classes_[1]; LIBSVM orders labels by first occurrence and f(x) > 0 predicts
+its labels[0], so its decision values are flipped when labels[0] is the
+smaller label.
+"""
+import math
+import subprocess
+import sys
+import warnings
+from functools import lru_cache
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _reference import exact_box_qp, exact_svc
+from conftest import load_dataset
+from svmscreen import ConvergenceWarning, duality_gap, fit_binary
+from svmscreen._kernels import Kernel
+from svmscreen._solver import QMatrix, solve
+from svmscreen._validation import check_X
+
+from libsvm.svmutil import svm_predict, svm_train  # noqa: E402  (after conftest's OMP pin)
+
+LIBSVM_KERNEL = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
+
+# name -> row cap for the default run (None: all rows)
+DATASETS = {
+    "heart_scale": None,
+    "australian_scale": None,
+    "diabetes_scale": None,
+    "breast-cancer_scale": None,
+    "german.numer_scale": None,
+    "svmguide1": 1000,
+    "splice": None,
+    "mushrooms": 1000,
+}
+
+
+# ============================================================== helpers
+@lru_cache(maxsize=None)
+def real_data(name, max_rows):
+    """CSR data and labels.  svmguide1 ships unscaled (features up to ~300);
+    like LIBSVM's guide we scale every feature to [-1, 1] (svm-scale), without
+    which a poly kernel does not converge on either side."""
+    X, y = load_dataset(name, max_rows)
+    if name.startswith("svmguide1"):
+        A = X.toarray()
+        lo, hi = A.min(axis=0), A.max(axis=0)
+        span = np.where(hi > lo, hi - lo, 1.0)
+        X = sp.csr_matrix(2.0 * (A - lo) / span - 1.0)
+    return X, y
+
+
+def kernel_params(kernel, n_features):
+    """(gamma, coef0, degree): LIBSVM's default gamma = 1/d; coef0 = 1 for
+    poly; a small gamma for sigmoid, whose kernel is then near-PSD."""
+    gamma = 1.0 / n_features
+    if kernel == "poly":
+        return gamma, 1.0, 3
+    if kernel == "sigmoid":
+        return 0.1 * gamma, 0.0, 3
+    return gamma, 0.0, 3
+
+
+def fit_params(kernel, n_features):
+    gamma, coef0, degree = kernel_params(kernel, n_features)
+    return dict(kernel=kernel, gamma=None if kernel == "linear" else gamma, coef0=coef0,
+                degree=degree)
+
+
+def svc_objective(K, coef):
+    """LIBSVM's dual objective 1/2 a'Qa - sum a from coef_j = y_j a_j."""
+    return 0.5 * float(coef @ K @ coef) - float(np.abs(coef).sum())
+
+
+@lru_cache(maxsize=None)
+def libsvm_fit(name, max_rows, kernel, C, tol, weights=None):
+    """Train libsvm-official once; return what the comparisons need."""
+    X, y = real_data(name, max_rows)
+    gamma, coef0, degree = kernel_params(kernel, X.shape[1])
+    opts = (f"-s 0 -t {LIBSVM_KERNEL[kernel]} -c {C!r} -g {gamma!r} -r {coef0!r} -d {degree} "
+            f"-e {tol!r} -m 100 -h 1 -q")
+    if weights:
+        opts += "".join(f" -w{int(label)} {w!r}" for label, w in weights)
+    model = svm_train(y, X, opts)
+    sign = 1.0 if model.get_labels()[0] == y.max() else -1.0
+    _, (accuracy, _, _), values = svm_predict(y, X, model, "-q")
+    sv = np.asarray(model.get_sv_indices(), dtype=np.intp) - 1
+    coef = np.asarray(model.get_sv_coef())[:, 0]
+    K = Kernel(check_X(X), kernel, gamma, coef0, degree).rows(sv, sv)
+    return dict(decision=sign * np.asarray(values)[:, 0], n_sv=sv.size, accuracy=accuracy,
+                objective=svc_objective(K, coef), rho=sign * model.rho[0])
+
+
+def our_objective(model, X):
+    """1/2 a'Qa - sum a of a BinaryModel, recomputed from its kernel."""
+    gamma, coef0, degree = model.gamma, model.coef0, model.degree
+    K = Kernel(check_X(X), model.kernel, gamma, coef0, degree).rows(model.support_,
+                                                                     model.support_)
+    return svc_objective(K, model.dual_coef_)
+
+
+def layout(X, which):
+    return X.toarray() if which == "dense" else X.copy()
+
+
+# ================================================== against libsvm-official
+LIBSVM_CASES = ([(name, kernel, 1.0) for name in DATASETS for kernel in LIBSVM_KERNEL]
+                + [(name, "rbf", 10.0) for name in DATASETS])
+
+
+def check_against_libsvm(name, max_rows, kernel, C, which, class_weight=None):
+    X, y = real_data(name, max_rows)
+    weights = tuple(sorted(class_weight.items())) if class_weight else None
+    ref = libsvm_fit(name, max_rows, kernel, C, 1e-6, weights)
+    model = fit_binary(layout(X, which), y, C=C, tol=1e-6, class_weight=class_weight,
+                       **fit_params(kernel, X.shape[1]))
+    assert model.status_ == "optimal"
+    # Dual objective within 1e-6 relative (both recomputed from the same kernel).
+    ours = our_objective(model, X)
+    assert abs(ours - model.objective_) <= 1e-9 * abs(ours)
+    assert abs(ours - ref["objective"]) <= 1e-6 * abs(ref["objective"]), (ours, ref["objective"])
+    # Decision values within 1e-4.
+    f = model.decision_function(layout(X, which))
+    np.testing.assert_allclose(f, ref["decision"], rtol=0, atol=1e-4)
+    assert abs(model.intercept_ + ref["rho"]) <= 1e-4
+    # Same predictions, ties (|f| < 1e-4) aside.
+    differ = (f > 0) != (ref["decision"] > 0)
+    assert np.all(np.minimum(np.abs(f), np.abs(ref["decision"]))[differ] < 1e-4)
+    # Support vectors within 1%.
+    assert abs(model.n_support_ - ref["n_sv"]) <= math.ceil(0.01 * ref["n_sv"]), \
+        (model.n_support_, ref["n_sv"])
+    # The model's own gap is non-negative and at most tol * sum_i C_i.
+    max_weight = max(class_weight.values()) if class_weight else 1.0
+    assert 0.0 <= model.duality_gap_ <= 1e-6 * C * max_weight * y.size
+
+
+@pytest.mark.parametrize("which", ["dense", "csr"])
+@pytest.mark.parametrize("name, kernel, C", LIBSVM_CASES)
+def test_matches_libsvm_at_tol_1e6(name, kernel, C, which):
+    check_against_libsvm(name, DATASETS[name], kernel, C, which)
+
+
+@pytest.mark.parametrize("name", ["heart_scale", "german.numer_scale", "mushrooms"])
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_matches_libsvm_with_class_weights(name, kernel):
+    """LIBSVM's -w<label> against class_weight (C_i = w * C)."""
+    _, y = real_data(name, DATASETS[name])
+    low, high = sorted(np.unique(y))
+    check_against_libsvm(name, DATASETS[name], kernel, 1.0, "csr",
+                         class_weight={low: 0.5, high: 2.0})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["dense", "csr"])
+@pytest.mark.parametrize("name, max_rows, kernel, C", [
+    ("mushrooms", None, "rbf", 1.0),
+    ("mushrooms", None, "linear", 1.0),
+    ("svmguide1", None, "rbf", 10.0),
+    ("svmguide1", None, "poly", 1.0),
+    ("a9a", 5000, "rbf", 1.0),
+    ("ijcnn1", 5000, "rbf", 10.0),
+    ("splice", None, "linear", 10.0),
+    ("german.numer_scale", None, "linear", 10.0),
+])
+def test_matches_libsvm_at_tol_1e6_full_size(name, max_rows, kernel, C, which):
+    check_against_libsvm(name, max_rows, kernel, C, which)
+
+
+@pytest.mark.parametrize("which", ["dense", "csr"])
+@pytest.mark.parametrize("C", [1.0, 10.0])
+@pytest.mark.parametrize("kernel", list(LIBSVM_KERNEL))
+@pytest.mark.parametrize("name", list(DATASETS))
+def test_same_accuracy_as_libsvm_at_default_tol(name, kernel, C, which):
+    """At tol 1e-3 (both sides) the training accuracy is LIBSVM's; the two
+    solutions differ by O(tol), so a prediction may differ only on a sample
+    near the decision boundary, and at most one sample in 200."""
+    max_rows = DATASETS[name]
+    X, y = real_data(name, max_rows)
+    ref = libsvm_fit(name, max_rows, kernel, C, 1e-3)
+    model = fit_binary(layout(X, which), y, C=C, tol=1e-3, **fit_params(kernel, X.shape[1]))
+    f = model.decision_function(layout(X, which))
+    accuracy = 100.0 * np.mean(model.predict(layout(X, which)) == y)
+    differ = (f > 0) != (ref["decision"] > 0)
+    assert abs(accuracy - ref["accuracy"]) <= 100.0 * max(1, differ.sum()) / y.size + 1e-9
+    assert differ.sum() <= max(1, y.size // 200), differ.sum()
+    assert np.all(np.minimum(np.abs(f), np.abs(ref["decision"]))[differ] < 0.05)
+
+
+# ======================================== exact QP references (small problems)
+def gram(X, kernel, gamma=0.5, coef0=1.0, degree=2):
+    return Kernel(check_X(X), kernel, gamma, coef0, degree).rows(np.arange(X.shape[0]))
+
+
+def random_svc(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    y[:2] = [-1.0, 1.0]
+    return X, y
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_fit_binary_matches_exact_qp(kernel, C, seed, fit_intercept):
+    """Bias-free (the papers' SVM) and LIBSVM's model against an exact
+    active-set solution: objective within 1e-8 relative at tol 1e-10."""
+    n, d = [(12, 3), (30, 4), (45, 2), (60, 6)][seed]
+    X, y = random_svc(n, d, seed)
+    K = gram(X, kernel)
+    model = fit_binary(X, y, C=C, kernel=kernel, gamma=0.5, coef0=1.0, degree=2,
+                       fit_intercept=fit_intercept, tol=1e-10)
+    alpha_star, (b_lo, b_hi) = exact_svc(K, y, C, fit_intercept=fit_intercept)
+    Q = np.outer(y, y) * K
+    exact = 0.5 * alpha_star @ Q @ alpha_star - alpha_star.sum()
+    ours = 0.5 * model.alpha_ @ Q @ model.alpha_ - model.alpha_.sum()
+    assert abs(ours - exact) <= 1e-8 * abs(exact), (ours, exact)
+    assert abs(model.objective_ - exact) <= 1e-8 * abs(exact)
+    assert np.all(model.alpha_ >= 0) and np.all(model.alpha_ <= C)
+    # f - b = sum_j y_j a_j K(x_j, .) is unique (w is), even where alpha is not.
+    f = model.decision_function(X)
+    np.testing.assert_allclose(f - model.intercept_, K @ (y * alpha_star), atol=1e-6 * max(1.0, C))
+    if fit_intercept:
+        assert abs(y @ model.alpha_) <= 1e-12 * n * C
+        # b is an optimal intercept: with it, (alpha, b) satisfies the KKT
+        # conditions  a_i < C => y_i f_i >= 1,  a_i > 0 => y_i f_i <= 1.
+        margin = y * f
+        assert np.all(margin[model.alpha_ < C] >= 1 - 1e-6)
+        assert np.all(margin[model.alpha_ > 0] <= 1 + 1e-6)
+        if b_lo == b_hi and np.any((alpha_star > 1e-6 * C) & (alpha_star < (1 - 1e-6) * C)):
+            assert abs(model.intercept_ - b_lo) <= 1e-6
+    else:
+        assert model.intercept_ == 0.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("equality", [False, True])
+def test_solve_matches_exact_qp_general_box(seed, equality):
+    """Per-sample bounds with nonzero (also negative) lo and a general p:
+    the ramp-loss and screened shapes of the QP."""
+    rng = np.random.default_rng(100 + seed)
+    n = 10 + 6 * seed
+    X = rng.normal(size=(n, 3))
+    s = rng.choice([-1.0, 1.0], size=n)
+    kernel = ["linear", "rbf", "poly"][seed % 3]
+    K = Kernel(check_X(X), kernel, 0.5, 1.0, 2)
+    Qd = np.outer(s, s) * K.rows(np.arange(n))
+    lo = np.where(rng.random(n) < 0.5, 0.0, -rng.uniform(0, 2, n))
+    hi = lo + rng.uniform(0.1, 3, n)
+    p = rng.normal(size=n)
+    alpha0 = lo + rng.random(n) * (hi - lo)
+    y = s if equality else None
+    delta = float(s @ alpha0) if equality else 0.0
+    res = solve(QMatrix(K, s, 10.0), p, lo, hi, alpha0, y=y, tol=1e-10)
+    star = exact_box_qp(Qd, p, lo, hi, y, delta)
+    exact = 0.5 * star @ Qd @ star + p @ star
+    assert res.status == "optimal"
+    assert abs(res.objective - exact) <= 1e-8 * max(1.0, abs(exact)), (res.objective, exact)
+    assert np.all(res.alpha >= lo) and np.all(res.alpha <= hi)
+
+
+# ============================================================ properties
+def project_to_equality(point, y, lo, hi, delta):
+    """A point of the box with y'a = delta, near ``point`` (bisection on
+    a(t) = clip(point + t y, lo, hi), which y'a(t) increases in)."""
+    low, high = -1e3, 1e3
+    for _ in range(200):
+        mid = 0.5 * (low + high)
+        if y @ np.clip(point + mid * y, lo, hi) < delta:
+            low = mid
+        else:
+            high = mid
+    a = np.clip(point + 0.5 * (low + high) * y, lo, hi)
+    free = np.flatnonzero((a > lo) & (a < hi))
+    if free.size:                       # absorb the rounding in one free variable
+        i = free[0]
+        a[i] = np.clip(a[i] + (delta - y @ a) / y[i], lo[i], hi[i])
+    return a
+
+
+def random_box_point(rng, lo, hi, at_bounds=0.3):
+    """Uniform in the box, with about ``at_bounds`` of the variables at lo or hi."""
+    a = lo + rng.random(lo.size) * (hi - lo)
+    on = rng.random(lo.size) < at_bounds
+    a[on] = np.where(rng.random(on.sum()) < 0.5, lo[on], hi[on])
+    return a
+
+
+class Problem:
+    """A random box QP: Q = (s s') * K for a PSD kernel, per-sample bounds
+    lo < hi (lo often nonzero), p = -1 (SVC) or random, optional equality."""
+
+    def __init__(self, n, d, kernel, equality, svc, nonzero_lo, seed):
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        self.n = n
+        X = rng.normal(size=(n, d)) * rng.choice([0.3, 1.0, 2.0])
+        if rng.random() < 0.3:                      # duplicated rows: singular Q
+            X[n // 2:] = X[: n - n // 2]
+        self.X = X
+        self.s = rng.choice([-1.0, 1.0], size=n)
+        self.kernel = Kernel(check_X(X), kernel, 0.5, 1.0, 2)
+        self.Q = np.outer(self.s, self.s) * self.kernel.rows(np.arange(n))
+        if nonzero_lo:
+            self.lo = np.where(rng.random(n) < 0.4, 0.0, rng.uniform(-2.0, 1.0, n))
+        else:
+            self.lo = np.zeros(n)
+        self.hi = self.lo + rng.uniform(0.05, 3.0, n)
+        self.p = -np.ones(n) if svc else rng.normal(size=n)
+        self.y = self.s if equality else None
+        # the "cold" start: LIBSVM's a = 0 where the box allows it
+        start = np.clip(np.zeros(n), self.lo, self.hi)
+        if equality:
+            self.delta = float(self.s @ random_box_point(rng, self.lo, self.hi))
+            start = project_to_equality(start, self.s, self.lo, self.hi, self.delta)
+        self.cold = start
+        self.scale = max(1.0, float(np.abs(self.Q).max()) * float((self.hi - self.lo).max()),
+                         float(np.abs(self.p).max()))
+
+    def feasible_point(self, at_bounds=0.3):
+        a = random_box_point(self.rng, self.lo, self.hi, at_bounds)
+        if self.y is not None:
+            a = project_to_equality(a, self.s, self.lo, self.hi, self.delta)
+        return a
+
+    def qmatrix(self, cache_size=10.0):
+        return QMatrix(self.kernel, self.s, cache_size)
+
+    def objective(self, a):
+        return 0.5 * float(a @ self.Q @ a) + float(self.p @ a)
+
+    def grad(self, a):
+        return self.Q @ a + self.p
+
+    def solve(self, alpha0, **kw):
+        kw.setdefault("tol", 1e-3)
+        return solve(self.qmatrix(kw.pop("cache_size", 10.0)), self.p, self.lo, self.hi,
+                     alpha0, y=self.y, **kw)
+
+    def exact(self, lo=None, hi=None):
+        lo = self.lo if lo is None else lo
+        hi = self.hi if hi is None else hi
+        delta = self.delta if self.y is not None else 0.0
+        return exact_box_qp(self.Q, self.p, lo, hi, self.y, delta)
+
+
+def kkt_violation(alpha, grad, lo, hi, y):
+    """The solver's own stopping quantity, recomputed: m(a) - M(a) with the
+    equality, PGmax - PGmin without it (a variable with lo = hi is in no set)."""
+    if y is None:
+        pg = np.where(alpha <= lo, np.minimum(grad, 0.0),
+                      np.where(alpha >= hi, np.maximum(grad, 0.0), grad))
+        pg[lo >= hi] = 0.0
+        return max(pg.max(initial=0.0), 0.0) - min(pg.min(initial=0.0), 0.0)
+    minus_yg = -y * grad
+    up = ((y > 0) & (alpha < hi)) | ((y < 0) & (alpha > lo))
+    low = ((y > 0) & (alpha > lo)) | ((y < 0) & (alpha < hi))
+    if not up.any() or not low.any():
+        return 0.0
+    return float(minus_yg[up].max() - minus_yg[low].min())
+
+
+def gap_bound(problem, tol):
+    """Suboptimality allowed at a KKT violation of tol: h(b) <= tol * sum(hi - lo)."""
+    return tol * float((problem.hi - problem.lo).sum()) + 1e-9 * problem.scale
+
+
+problems = st.builds(
+    Problem,
+    n=st.integers(2, 40),
+    d=st.integers(1, 5),
+    kernel=st.sampled_from(["linear", "rbf", "poly"]),
+    equality=st.booleans(),
+    svc=st.booleans(),
+    nonzero_lo=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+PROPERTY = settings(max_examples=30, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def assert_feasible(problem, alpha):
+    assert np.all(alpha >= problem.lo) and np.all(alpha <= problem.hi)
+    if problem.y is not None:
+        assert abs(problem.s @ alpha - problem.delta) <= 1e-9 * problem.scale * problem.n
+
+
+@PROPERTY
+@given(problem=problems, tol=st.sampled_from([1e-3, 1e-6]), shrinking=st.booleans())
+def test_kkt_within_tol_and_bounds(problem, tol, shrinking):
+    res = problem.solve(problem.cold, tol=tol, shrinking=shrinking)
+    assert res.status == "optimal"
+    assert_feasible(problem, res.alpha)
+    grad = problem.grad(res.alpha)
+    np.testing.assert_allclose(res.grad, grad, rtol=0, atol=1e-9 * problem.scale)
+    assert kkt_violation(res.alpha, grad, problem.lo, problem.hi, problem.y) \
+        <= tol + 1e-9 * problem.scale
+    assert abs(res.objective - problem.objective(res.alpha)) <= 1e-9 * problem.scale * problem.n
+    assert res.violation < tol
+    if problem.y is None:
+        assert res.rho is None
+    # Objective: above the exact optimum, below it plus the gap at tol.
+    star = problem.objective(problem.exact())
+    assert -1e-9 * problem.scale <= res.objective - star <= gap_bound(problem, tol)
+
+
+@PROPERTY
+@given(problem=problems, at_bounds=st.sampled_from([0.0, 0.3, 1.0]))
+def test_warm_start_from_any_feasible_point(problem, at_bounds):
+    alpha0 = problem.feasible_point(at_bounds)
+    alpha0_copy = alpha0.copy()
+    tol = 1e-8
+    cold = problem.solve(problem.cold, tol=tol)
+    warm = problem.solve(alpha0, tol=tol)
+    np.testing.assert_array_equal(alpha0, alpha0_copy)
+    assert_feasible(problem, warm.alpha)
+    bound = gap_bound(problem, tol)
+    assert abs(warm.objective - cold.objective) <= bound
+    star = problem.objective(problem.exact())
+    assert -1e-9 * problem.scale <= warm.objective - star <= bound
+
+
+@PROPERTY
+@given(problem=problems, frac=st.floats(0.05, 0.7), shrinking=st.booleans())
+def test_fixed_variables(problem, frac, shrinking):
+    """Fixed variables keep their (bound) value and act through G_bar; the
+    others solve the restricted problem; the gradient of the fixed ones is
+    still exact."""
+    rng = problem.rng
+    fixed = rng.random(problem.n) < frac
+    alpha0 = problem.feasible_point(0.3)
+    alpha0[fixed] = np.where(rng.random(problem.n) < 0.5, problem.lo, problem.hi)[fixed]
+    if problem.y is not None:
+        # restore the equality with the free variables only
+        problem.delta = float(problem.s @ alpha0)
+    tol = 1e-8
+    res = problem.solve(alpha0, fixed=fixed, tol=tol, shrinking=shrinking)
+    np.testing.assert_array_equal(res.alpha[fixed], alpha0[fixed])
+    assert_feasible(problem, res.alpha)
+    grad = problem.grad(res.alpha)
+    np.testing.assert_allclose(res.grad, grad, rtol=0, atol=1e-9 * problem.scale)
+    lo = np.where(fixed, alpha0, problem.lo)
+    hi = np.where(fixed, alpha0, problem.hi)
+    assert kkt_violation(res.alpha, grad, lo, hi, problem.y) <= tol + 1e-9 * problem.scale
+    star = problem.objective(problem.exact(lo, hi))
+    bound = tol * float((hi - lo).sum()) + 1e-9 * problem.scale
+    assert -1e-9 * problem.scale <= res.objective - star <= bound
+
+
+@PROPERTY
+@given(problem=problems, shrinking=st.booleans())
+def test_given_grad0_equals_recomputed(problem, shrinking):
+    alpha0 = problem.feasible_point(0.5)
+    grad0 = problem.grad(alpha0)
+    grad0_copy = grad0.copy()
+    tol = 1e-8
+    a = problem.solve(alpha0, tol=tol, shrinking=shrinking)
+    b = problem.solve(alpha0, grad0=grad0, tol=tol, shrinking=shrinking)
+    np.testing.assert_array_equal(grad0, grad0_copy)
+    np.testing.assert_allclose(b.grad, problem.grad(b.alpha), rtol=0,
+                               atol=1e-9 * problem.scale)
+    assert abs(a.objective - b.objective) <= gap_bound(problem, tol)
+    assert kkt_violation(b.alpha, problem.grad(b.alpha), problem.lo, problem.hi,
+                         problem.y) <= tol + 1e-9 * problem.scale
+
+
+@PROPERTY
+@given(problem=problems)
+def test_shrinking_on_equals_off(problem):
+    tol = 1e-8
+    on = problem.solve(problem.cold, tol=tol, shrinking=True)
+    off = problem.solve(problem.cold, tol=tol, shrinking=False)
+    for res in (on, off):
+        assert kkt_violation(res.alpha, problem.grad(res.alpha), problem.lo, problem.hi,
+                             problem.y) <= tol + 1e-9 * problem.scale
+    assert abs(on.objective - off.objective) <= gap_bound(problem, tol)
+
+
+def test_shrinking_on_equals_off_real_data():
+    """A problem long enough for shrinking and unshrinking to happen many
+    times (iterations >> n)."""
+    X, y = real_data("australian_scale", None)
+    fits = [fit_binary(X, y, C=10.0, kernel="linear", tol=1e-6, shrinking=s) for s in (1, 0)]
+    assert min(f.n_iter_ for f in fits) > 10 * X.shape[0]
+    objs = [our_objective(f, X) for f in fits]
+    assert abs(objs[0] - objs[1]) <= 1e-7 * abs(objs[1])
+    np.testing.assert_allclose(fits[0].decision_function(X), fits[1].decision_function(X),
+                               atol=1e-4)
+
+
+# ========================================================== duality gap
+def svc_primal_minus_dual(K, s, C, alpha, b):
+    """P(w, b) - D(a) straight from the SVM primal, w = sum_j s_j a_j phi(x_j):
+    P = 1/2 ||w||^2 + sum_i C_i max(0, 1 - s_i f(x_i)),  D = sum a - 1/2 ||w||^2."""
+    f = K @ (s * alpha) + b
+    w2 = float((s * alpha) @ K @ (s * alpha))
+    primal = 0.5 * w2 + float(np.sum(C * np.maximum(0.0, 1.0 - s * f)))
+    dual = float(alpha.sum()) - 0.5 * w2
+    return primal - dual, primal, dual
+
+
+@PROPERTY
+@given(n=st.integers(2, 40), kernel=st.sampled_from(["linear", "rbf", "poly"]),
+       fit_intercept=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_duality_gap_is_the_svm_primal_dual_gap(n, kernel, fit_intercept, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    s = rng.choice([-1.0, 1.0], size=n)
+    s[:2] = [1.0, -1.0]
+    K = gram(X, kernel)
+    Q = np.outer(s, s) * K
+    C = rng.uniform(0.1, 5.0, size=n)
+    lo = np.zeros(n)
+    y = s if fit_intercept else None
+    alpha = random_box_point(rng, lo, C, 0.3)
+    if fit_intercept:
+        alpha = project_to_equality(alpha, s, lo, C, 0.0)
+    g = duality_gap(alpha, Q @ alpha - 1.0, -np.ones(n), lo, C, y)
+    assert g.gap >= 0.0
+    direct, primal, dual = svc_primal_minus_dual(K, s, C, alpha, g.b)
+    scale = max(1.0, abs(primal))
+    assert abs(g.gap - direct) <= 1e-9 * scale
+    assert abs(g.dual - dual) <= 1e-9 * scale
+    assert abs(g.primal - primal) <= 1e-9 * scale
+    if not fit_intercept:
+        assert g.b == 0.0
+    else:
+        # g.b minimises P(w, b) over b: check every kink b_i = s_i - (K s a)_i
+        # (the minimum of a convex piecewise-linear function sits on one)
+        # and a few random intercepts.
+        candidates = np.concatenate([s - K @ (s * alpha), rng.normal(size=5) * 3])
+        best = min(svc_primal_minus_dual(K, s, C, alpha, b)[0] for b in candidates)
+        assert g.gap <= best + 1e-9 * scale
+
+
+@PROPERTY
+@given(problem=problems)
+def test_duality_gap_nonnegative_and_zero_at_optimum(problem):
+    alpha = problem.feasible_point(0.3)
+    g = duality_gap(alpha, problem.grad(alpha), problem.p, problem.lo, problem.hi, problem.y)
+    assert g.gap >= 0.0
+    # h(b) bounds the suboptimality for every feasible point.
+    star = problem.objective(problem.exact())
+    assert problem.objective(alpha) - star <= g.gap + 1e-9 * problem.scale
+    tol = 1e-9
+    res = problem.solve(problem.cold, tol=tol)
+    g = duality_gap(res.alpha, res.grad, problem.p, problem.lo, problem.hi, problem.y)
+    assert 0.0 <= g.gap <= gap_bound(problem, tol)
+    assert abs(-g.dual - res.objective) <= 1e-9 * problem.scale * problem.n
+
+
+def test_duality_gap_of_fit_binary_matches_libsvm_primal():
+    """On real data: the model's duality_gap_ is P(w, b) - D(a), and small."""
+    X, y = real_data("heart_scale", None)
+    s = np.where(y == y.max(), 1.0, -1.0)
+    K = gram(X.toarray(), "rbf", gamma=1 / 13)
+    for tol in (1e-1, 1e-3, 1e-8):
+        model = fit_binary(X, y, C=2.0, kernel="rbf", gamma=1 / 13, tol=tol)
+        g = duality_gap(model.alpha_, np.outer(s, s) * K @ model.alpha_ - 1.0, -np.ones(270),
+                        0.0, np.full(270, 2.0), s)
+        direct = svc_primal_minus_dual(K, s, 2.0, model.alpha_, g.b)[0]
+        assert abs(model.duality_gap_ - direct) <= 1e-8 * max(1.0, direct)
+        assert model.duality_gap_ <= tol * 2.0 * 270 + 1e-8
+
+
+# ===================================================== max_iter, QMatrix reuse
+def test_max_iter_warns_and_reports_status():
+    X, y = real_data("heart_scale", None)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        model = fit_binary(X, y, kernel="rbf", max_iter=5)
+    assert model.status_ == "max_iter"
+    assert model.n_iter_ == 5
+    # still a feasible point, with a consistent gradient and a positive gap
+    assert np.all(model.alpha_ >= 0) and np.all(model.alpha_ <= 1.0)
+    s = np.where(y == y.max(), 1.0, -1.0)
+    assert abs(s @ model.alpha_) <= 1e-12
+    assert model.duality_gap_ > 0
+    for fit_intercept in (True, False):
+        with pytest.warns(ConvergenceWarning):
+            m = fit_binary(X, y, kernel="linear", max_iter=3, fit_intercept=fit_intercept)
+        assert m.status_ == "max_iter" and m.n_iter_ == 3
+
+
+def test_no_warning_when_converged():
+    X, y = real_data("heart_scale", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = fit_binary(X, y, kernel="rbf")
+    assert model.status_ == "optimal"
+
+
+@pytest.mark.parametrize("equality", [False, True])
+def test_solve_max_iter_returns_consistent_state(equality):
+    problem = Problem(40, 3, "rbf", equality, True, True, seed=7)
+    res = problem.solve(problem.cold, tol=1e-10, max_iter=4, shrinking=True)
+    assert res.status == "max_iter" and res.n_iter == 4
+    assert_feasible(problem, res.alpha)
+    np.testing.assert_allclose(res.grad, problem.grad(res.alpha), atol=1e-9 * problem.scale)
+
+
+def test_qmatrix_reused_across_solves():
+    """One QMatrix along a path of C values: its cache and position order
+    carry over, and each solve (cold or warm from the previous optimum) is
+    the optimum a fresh QMatrix finds."""
+    X, y = real_data("german.numer_scale", None)
+    X = check_X(X)
+    s = np.where(y == y.max(), 1.0, -1.0)
+    n = X.shape[0]
+    kernel = Kernel(X, "rbf", 1.0 / X.shape[1], 0.0, 3)
+    shared = QMatrix(kernel, s, 5.0)
+    p, lo = -np.ones(n), np.zeros(n)
+    previous = np.zeros(n)
+    for C in (0.1, 1.0, 10.0):
+        hi = np.full(n, C)
+        fresh = solve(QMatrix(kernel, s, 5.0), p, lo, hi, np.zeros(n), y=s, tol=1e-6)
+        cold = solve(shared, p, lo, hi, np.zeros(n), y=s, tol=1e-6)
+        warm = solve(shared, p, lo, hi, previous, y=s, tol=1e-6)
+        for res in (cold, warm):
+            assert abs(res.objective - fresh.objective) <= 1e-6 * abs(fresh.objective)
+            assert abs(res.rho - fresh.rho) <= 1e-4
+        previous = warm.alpha
+
+
+# ====================================================== inputs untouched
+@pytest.mark.parametrize("which", ["dense", "csr", "csr-int64", "csr-readonly"])
+def test_inputs_never_modified(which):
+    X, y = real_data("heart_scale", None)
+    if which == "dense":
+        X = X.toarray()
+    elif which == "csr-int64":
+        X = sp.csr_matrix((X.data.copy(), X.indices.astype(np.int64),
+                           X.indptr.astype(np.int64)), shape=X.shape)
+    else:
+        X = X.copy()
+    y = y.copy()
+    n = y.size
+    s = np.where(y == y.max(), 1.0, -1.0)
+    alpha0 = np.zeros(n)
+    alpha0[np.flatnonzero(s > 0)[:5]] = 0.5
+    alpha0[np.flatnonzero(s < 0)[:5]] = 0.5
+    sample_weight = np.linspace(0.5, 1.5, n)
+    before = [a.copy() for a in (y, alpha0, sample_weight)]
+    X_before = X.copy()
+    if which == "csr-readonly":
+        for a in (X.data, X.indices, X.indptr, y, alpha0, sample_weight):
+            a.setflags(write=False)
+    model = fit_binary(X, y, C=1.0, kernel="rbf", alpha0=alpha0, sample_weight=sample_weight)
+    model.decision_function(X)
+    model.predict(X)
+    for a, b in zip((y, alpha0, sample_weight), before):
+        np.testing.assert_array_equal(a, b)
+    if sp.issparse(X):
+        assert X.dtype == X_before.dtype and X.indices.dtype == X_before.indices.dtype
+        np.testing.assert_array_equal(X.data, X_before.data)
+        np.testing.assert_array_equal(X.indices, X_before.indices)
+        np.testing.assert_array_equal(X.indptr, X_before.indptr)
+    else:
+        np.testing.assert_array_equal(X, X_before)
+    # the model does not alias the caller's arrays
+    if not sp.issparse(X):
+        assert not np.shares_memory(model.support_vectors_, X)
+    assert not np.shares_memory(model.alpha_, alpha0)
+
+
+def test_solve_does_not_modify_its_arrays():
+    problem = Problem(30, 3, "rbf", True, False, True, seed=3)
+    alpha0 = problem.feasible_point()
+    fixed = np.zeros(30, dtype=bool)
+    fixed[0] = True
+    alpha0[0] = problem.lo[0]
+    problem.delta = float(problem.s @ alpha0)
+    grad0 = problem.grad(alpha0)
+    arrays = (problem.p, problem.lo, problem.hi, alpha0, problem.s, fixed, grad0)
+    before = [a.copy() for a in arrays]
+    solve(problem.qmatrix(), *arrays[:4], y=arrays[4], fixed=fixed, grad0=grad0, tol=1e-6)
+    for a, b in zip(arrays, before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_warm_start_through_fit_binary():
+    """fit_binary(alpha0=...) from another C's optimum gives the same model."""
+    X, y = real_data("breast-cancer_scale", None)
+    small = fit_binary(X, y, C=0.5, kernel="rbf", tol=1e-6)
+    cold = fit_binary(X, y, C=2.0, kernel="rbf", tol=1e-6)
+    warm = fit_binary(X, y, C=2.0, kernel="rbf", tol=1e-6, alpha0=small.alpha_)
+    assert abs(warm.objective_ - cold.objective_) <= 1e-7 * abs(cold.objective_)
+    np.testing.assert_allclose(warm.decision_function(X), cold.decision_function(X), atol=1e-4)
+
+
+def test_import_in_fresh_interpreter_keeps_solver_entry_points():
+    out = subprocess.run([sys.executable, "-c",
+                          "import svmscreen; from svmscreen._solver import solve, QMatrix; "
+                          "print(svmscreen.fit_binary.__name__)"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "fit_binary"
