@@ -542,17 +542,24 @@ def test_load_dataset():
     assert X.shape == (4000, 10)
 
 
-def test_load_dataset_falls_back_to_shared_data():
-    shared = Path(datasets.__file__).resolve().parents[2] / "shared" / "data"
-    # The smallest file there that the repository does not ship.
-    only_shared = [p.name[:-3] for p in sorted(shared.glob("*.xz"), key=lambda p: p.stat().st_size)
-                   if not (DATA / p.name).exists()]
-    if not only_shared:
-        pytest.fail(f"no dataset in {shared} that is not also in {DATA}")
-    X, y = load_dataset(only_shared[0])
-    X_ref, y_ref = load_svmlight_file(shared / (only_shared[0] + ".xz"))
-    assert_same_csr(X, X_ref)
-    np.testing.assert_array_equal(y, y_ref)
+def test_load_dataset_directories():
+    repo = Path(datasets.__file__).resolve().parent.parent
+    assert datasets._dataset_dirs() == [repo / "data", repo.parent / "shared" / "data"]
+
+
+def test_load_dataset_falls_back_to_second_directory(tmp_path, monkeypatch):
+    first, second = tmp_path / "data", tmp_path / "shared" / "data"
+    first.mkdir()
+    second.mkdir(parents=True)
+    (first / "both.xz").write_bytes(lzma.compress(b"1 1:1\n"))
+    (second / "both.xz").write_bytes(lzma.compress(b"2 2:2\n"))
+    (second / "only_shared.xz").write_bytes(lzma.compress(b"3 3:3\n"))
+    monkeypatch.setattr(datasets, "_dataset_dirs", lambda: [first, second])
+    _, y = load_dataset("both")
+    np.testing.assert_array_equal(y, [1])
+    X, y = load_dataset("only_shared")
+    np.testing.assert_array_equal(y, [3])
+    assert X.shape == (1, 3)
 
 
 def test_load_dataset_missing_lists_where_it_looked():
