@@ -1,9 +1,15 @@
-"""The ``svmscreen`` command.
+"""The ``svmscreen`` command (also ``python -m svmscreen``).
+
+    svmscreen path FILE [--kernel rbf --gamma G --C-min 0.01 --C-max 1000
+                         --n-C 50 --cv 5 --screening it --compare]
+
+solves the whole regularization path on a LIBSVM-format data file (.gz, .bz2
+and .xz are read as is): one row per C, then the best C and the total time.
 
     svmscreen fit FILE [--test FILE] [--kernel rbf] [-C 1] [--gamma G] [--cv 5]
 
-fits one binary SVM on a LIBSVM-format data file (.gz/.bz2/.xz read as is)
-and prints the model's size, objective, duality gap, time and accuracy.
+fits one binary SVM and prints its size, objective, duality gap, time and
+accuracy.
 """
 import argparse
 import sys
@@ -12,36 +18,78 @@ import time
 import numpy as np
 
 from svmscreen.model import fit_binary
+from svmscreen.path import SCREENING_RULES, stratified_folds, train_path
 
 
-def stratified_folds(y, n_folds, seed=0):
-    """Fold number of each sample, classes spread evenly over the folds."""
-    rng = np.random.default_rng(seed)
-    fold = np.empty(y.shape[0], dtype=np.intp)
-    for label in np.unique(y):
-        members = rng.permutation(np.flatnonzero(y == label))
-        fold[members] = np.arange(members.size) % n_folds
-    return fold
+def add_kernel_options(parser):
+    parser.add_argument("--kernel", default="rbf",
+                        choices=["linear", "poly", "rbf", "sigmoid"])
+    parser.add_argument("--gamma", type=float, default=None, help="default 1/n_features")
+    parser.add_argument("--coef0", type=float, default=0.0)
+    parser.add_argument("--degree", type=int, default=3)
+    parser.add_argument("--tol", type=float, default=1e-3)
+    parser.add_argument("--cache-size", type=float, default=100.0, help="MB")
+    parser.add_argument("--no-intercept", action="store_true", help="bias-free SVM")
+    parser.add_argument("--no-shrinking", action="store_true")
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="svmscreen", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    path = sub.add_parser("path", help="the regularization path over C, with screening")
+    path.add_argument("file")
+    add_kernel_options(path)
+    path.add_argument("--C-min", type=float, default=1e-2)
+    path.add_argument("--C-max", type=float, default=1e3)
+    path.add_argument("--n-C", type=int, default=50)
+    path.add_argument("--grid", choices=["log", "epsilon"], default="log")
+    path.add_argument("--epsilon", type=float, default=1e-3)
+    path.add_argument("--cv", type=int, default=5, help="folds (0: no cross-validation)")
+    path.add_argument("--screening", default="it", choices=list(SCREENING_RULES) + ["none"])
+    path.add_argument("--n-jobs", type=int, default=None)
+    path.add_argument("--compare", action="store_true",
+                      help="also time the path without screening")
+    path.add_argument("--verbose", action="store_true", help="progress bar")
     fit = sub.add_parser("fit", help="fit one binary SVM on a LIBSVM-format file")
     fit.add_argument("file")
     fit.add_argument("--test", help="LIBSVM-format file to report test accuracy on")
-    fit.add_argument("--kernel", default="rbf",
-                     choices=["linear", "poly", "rbf", "sigmoid"])
+    add_kernel_options(fit)
     fit.add_argument("-C", type=float, default=1.0)
-    fit.add_argument("--gamma", type=float, default=None, help="default 1/n_features")
-    fit.add_argument("--coef0", type=float, default=0.0)
-    fit.add_argument("--degree", type=int, default=3)
-    fit.add_argument("--tol", type=float, default=1e-3)
-    fit.add_argument("--cache-size", type=float, default=100.0, help="MB")
-    fit.add_argument("--no-intercept", action="store_true", help="bias-free SVM")
-    fit.add_argument("--no-shrinking", action="store_true")
     fit.add_argument("--cv", type=int, default=5, help="folds for CV accuracy (0: none)")
     return parser
+
+
+def run_path(args, out):
+    from svmscreen.datasets import load_svmlight_file
+    X, y = load_svmlight_file(args.file)
+    screening = None if args.screening == "none" else args.screening
+    options = dict(C_range=(args.C_min, args.C_max), n_C=args.n_C, grid=args.grid,
+                   epsilon=args.epsilon, kernel=args.kernel, gamma=args.gamma,
+                   coef0=args.coef0, degree=args.degree, tol=args.tol,
+                   cache_size=args.cache_size, fit_intercept=not args.no_intercept,
+                   shrinking=not args.no_shrinking, keep="summary")
+    print(f"data: {args.file}: {X.shape[0]} samples, {X.shape[1]} features; "
+          f"{args.kernel} kernel, screening {args.screening}", file=out)
+    start = time.perf_counter()
+    result = train_path(X, y, screening=screening, cv=args.cv if args.cv >= 2 else None,
+                        n_jobs=args.n_jobs, verbose=args.verbose, **options)
+    seconds = time.perf_counter() - start
+    print(result.summary(), file=out)
+    if result.cv_accuracy is not None:
+        best = result.best_index
+        print(f"best C = {result.C[best]:.6g} (CV accuracy {100 * result.cv_mean[best]:.2f}% "
+              f"+/- {100 * result.cv_std[best]:.2f})", file=out)
+    print(f"total time {seconds:.2f} s for {len(result)} values of C"
+          f"{' and ' + str(args.cv) + ' folds' if args.cv >= 2 else ''}; "
+          f"{int(result.put_back.sum())} samples put back", file=out)
+    if args.compare:
+        start = time.perf_counter()
+        train_path(X, y, screening=None, cv=args.cv if args.cv >= 2 else None,
+                   n_jobs=args.n_jobs, **options)
+        plain = time.perf_counter() - start
+        print(f"without screening: {plain:.2f} s (screening speed-up {plain / seconds:.2f}x)",
+              file=out)
+    return 0
 
 
 def run_fit(args, out):
@@ -79,6 +127,8 @@ def main(argv=None, out=sys.stdout):
     try:
         if args.command == "fit":
             return run_fit(args, out)
+        if args.command == "path":
+            return run_path(args, out)
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"svmscreen: error: {exc}", file=sys.stderr)
         return 2

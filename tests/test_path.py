@@ -1,0 +1,178 @@
+"""train_path: warm-started path against independent fits and LIBSVM, the
+epsilon grid, cross-validation, and its error table."""
+import numpy as np
+import pytest
+from conftest import load_dataset
+
+import svmscreen
+from svmscreen.path import train_path
+
+
+def libsvm_objective(X, y, C, gamma, tol):
+    """LIBSVM's dual objective 1/2 a'Qa - sum a for an RBF C-SVC."""
+    from libsvm.svmutil import svm_train
+    from svmscreen._kernels import Kernel
+    model = svm_train(np.asarray(y), X, f"-t 2 -c {float(C)!r} -g {float(gamma)!r} -e {tol} -q")
+    support = np.asarray(model.get_sv_indices()) - 1
+    coef = np.asarray(model.get_sv_coef()).ravel()
+    K = Kernel(X[support].toarray(), "rbf", gamma, 0.0, 3).rows(np.arange(support.size))
+    return 0.5 * coef @ K @ coef - np.abs(coef).sum()
+
+
+@pytest.mark.parametrize("name", ["heart_scale", "breast-cancer_scale"])
+def test_path_matches_libsvm_at_every_C(name):
+    X, y = load_dataset(name)
+    gamma = 1.0 / X.shape[1]
+    grid = np.geomspace(1e-2, 1e2, 9)
+    path = train_path(X, y, C=grid, gamma=gamma, screening=None, tol=1e-6)
+    for t, C in enumerate(grid):
+        reference = libsvm_objective(X, y, C, gamma, 1e-6)
+        assert path.objective[t] == pytest.approx(reference, rel=1e-6), C
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_path_equals_independent_fits(fit_intercept):
+    X, y = load_dataset("australian_scale")
+    grid = np.geomspace(0.05, 50, 6)
+    path = train_path(X, y, C=grid, kernel="linear", fit_intercept=fit_intercept,
+                      screening=None, tol=1e-6)
+    for t, C in enumerate(grid):
+        model = svmscreen.fit_binary(X, y, C=C, kernel="linear", fit_intercept=fit_intercept,
+                                     tol=1e-6)
+        assert path.objective[t] == pytest.approx(model.objective_, rel=1e-6)
+        assert path.duality_gap[t] <= 1e-3 * abs(path.objective[t]) + 1e-6
+        np.testing.assert_allclose(path.model(t).decision_function(X[:50]),
+                                   model.decision_function(X[:50]), atol=1e-3)
+
+
+def test_summary_keeps_no_solutions():
+    X, y = load_dataset("heart_scale")
+    full = train_path(X, y, n_C=8, screening=None)
+    summary = train_path(X, y, n_C=8, screening=None, keep="summary")
+    assert summary.alphas is None
+    np.testing.assert_allclose(summary.objective, full.objective)
+    with pytest.raises(ValueError, match="summar"):
+        summary.model(0)
+
+
+def test_hard_margin_stops_solving():
+    # Separable data: beyond some C no sample sits at its bound, and the
+    # remaining C values reuse that solution without iterations.
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (20, 2)), rng.normal(3, 1, (20, 2))])
+    y = np.r_[-np.ones(20), np.ones(20)]
+    path = train_path(X, y, C=np.geomspace(1e-2, 1e4, 12), kernel="linear", screening=None,
+                      tol=1e-8)
+    last_solved = int(np.flatnonzero(path.n_iter > 0).max())
+    assert path.n_bound[last_solved] == 0
+    assert np.all(path.n_iter[last_solved + 1:] == 0)
+    for t in range(last_solved + 1, len(path)):
+        model = svmscreen.fit_binary(X, y, C=path.C[t], kernel="linear", tol=1e-8)
+        assert path.objective[t] == pytest.approx(model.objective_, rel=1e-6)
+
+
+def test_epsilon_grid_is_epsilon_accurate():
+    # Paper 000 App. D, eq. (35): for every C between two steps, the previous
+    # solution scaled by C / C_prev is within epsilon (relative) of the
+    # optimal dual value at C.
+    from svmscreen._kernels import Kernel
+    X, y = load_dataset("heart_scale")
+    epsilon = 1e-2
+    path = train_path(X, y, grid="epsilon", epsilon=epsilon, C_range=(1e-2, 10.0),
+                      screening=None, tol=1e-8, fit_intercept=False)
+    assert np.all(np.diff(path.C) > 0) and len(path) > 3
+    sign = np.where(y == path.classes_[1], 1.0, -1.0)
+    K = Kernel(X.toarray(), "rbf", path.gamma, 0.0, 3).rows(np.arange(X.shape[0]))
+
+    def dual(alpha):
+        z = sign * alpha
+        return alpha.sum() - 0.5 * z @ K @ z
+
+    for t in range(1, min(len(path), 8)):
+        alpha_prev, C_prev = path.alphas[t - 1], path.C[t - 1]
+        for C in np.linspace(C_prev, path.C[t], 4)[1:]:
+            exact = svmscreen.fit_binary(X, y, C=C, fit_intercept=False, tol=1e-9)
+            dual_exact = -exact.objective_
+            assert (dual_exact - dual(alpha_prev * C / C_prev)) / dual_exact <= epsilon * (1 + 1e-6)
+
+
+def test_cross_validation_and_best_model():
+    X, y = load_dataset("heart_scale")
+    path = train_path(X, y, n_C=6, cv=3, screening=None)
+    assert path.cv_accuracy.shape == (3, 6)
+    assert np.all((path.cv_accuracy >= 0) & (path.cv_accuracy <= 1))
+    best = path.best_index
+    assert path.cv_mean[best] == path.cv_mean.max()
+    model = path.best_model
+    refit = svmscreen.fit_binary(X, y, C=path.best_C)
+    np.testing.assert_allclose(model.decision_function(X), refit.decision_function(X),
+                               atol=1e-2)
+    # folds are fixed by random_state: the same call gives the same accuracy
+    again = train_path(X, y, n_C=6, cv=3, screening=None)
+    np.testing.assert_array_equal(again.cv_accuracy, path.cv_accuracy)
+
+
+def test_parallel_folds_and_gamma_list_agree_with_serial():
+    pytest.importorskip("joblib")
+    X, y = load_dataset("heart_scale")
+    serial = train_path(X, y, n_C=5, cv=3, gamma=[0.05, 0.2], screening=None)
+    parallel = train_path(X, y, n_C=5, cv=3, gamma=[0.05, 0.2], screening=None, n_jobs=2)
+    assert [p.gamma for p in serial] == [0.05, 0.2]
+    for a, b in zip(serial, parallel):
+        np.testing.assert_array_equal(a.cv_accuracy, b.cv_accuracy)
+        np.testing.assert_allclose(a.objective, b.objective)
+
+
+def test_dask_backend_if_installed():
+    distributed = pytest.importorskip("dask.distributed")
+    from joblib import parallel_backend
+    X, y = load_dataset("heart_scale")
+    serial = train_path(X, y, n_C=4, cv=2, screening=None)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2):
+        with parallel_backend("dask"):
+            remote = train_path(X, y, n_C=4, cv=2, screening=None, n_jobs=2)
+    np.testing.assert_array_equal(serial.cv_accuracy, remote.cv_accuracy)
+
+
+def test_inputs_not_modified():
+    X, y = load_dataset("heart_scale")
+    X_copy, y_copy = X.copy(), np.array(y)
+    train_path(X, y, n_C=4, cv=2, screening=None)
+    assert (X != X_copy).nnz == 0
+    np.testing.assert_array_equal(y, y_copy)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(C=[1.0, 0.5]), ValueError, "strictly increasing"),
+    (dict(C=[1.0, 1.0]), ValueError, "strictly increasing"),
+    (dict(C=[-1.0, 1.0]), ValueError, "> 0"),
+    (dict(C=[0.0, 1.0]), ValueError, "> 0"),
+    (dict(C=[]), ValueError, "empty"),
+    (dict(C=[1.0, np.nan]), ValueError, "finite"),
+    (dict(n_C=0), ValueError, "n_C"),
+    (dict(C_range=(10.0, 1.0)), ValueError, "C_range"),
+    (dict(C_range=(0.0, 1.0)), ValueError, "C_range"),
+    (dict(grid="cubic"), ValueError, "grid"),
+    (dict(grid="epsilon", epsilon=2.0), ValueError, "epsilon"),
+    (dict(cv=1), ValueError, "cv"),
+    (dict(cv=500), ValueError, "smallest class"),
+    (dict(screening="magic"), ValueError, "screening"),
+    (dict(keep="some"), ValueError, "keep"),
+    (dict(gamma=[]), ValueError, "gamma"),
+    (dict(gamma=-1.0), ValueError, "gamma"),
+    (dict(kernel="cubic"), ValueError, "kernel"),
+    (dict(tol=0.0), ValueError, "tol"),
+])
+def test_bad_input(kwargs, error, match):
+    X, y = load_dataset("heart_scale")
+    with pytest.raises(error, match=match):
+        train_path(X, y, **kwargs)
+
+
+def test_command_line_path(capsys):
+    from svmscreen.cli import main
+    assert main(["path", "data/heart_scale.xz", "--n-C", "5", "--cv", "3",
+                 "--screening", "none", "--compare"]) == 0
+    out = capsys.readouterr().out
+    assert "best C =" in out and "without screening" in out
+    assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) >= 5
