@@ -1,0 +1,272 @@
+"""Validation at the boundary: bad input raises ValueError/TypeError naming
+the problem, never a segfault or a silently wrong model; the precomputed
+kernel path; the package imports cleanly."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import load_dataset
+from svmscreen import fit_binary
+
+
+def small_problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8, 3))
+    y = np.array([1.0, -1.0] * 4)
+    return X, y
+
+
+def with_value(array, index, value):
+    out = np.array(array, dtype=np.float64)
+    out[index] = value
+    return out
+
+
+def csr_raw(data, indices, indptr, shape):
+    """A CSR matrix exactly as given (scipy does not sort or check values)."""
+    return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, np.int32),
+                          np.asarray(indptr, np.int32)), shape=shape)
+
+
+X0, Y0 = small_problem()
+UNSORTED = csr_raw([1.0, 2.0, 3.0, 4.0], [2, 0, 1, 2], [0, 2, 4], (2, 3))
+DUPLICATE = csr_raw([1.0, 2.0, 3.0, 4.0], [0, 2, 1, 1], [0, 2, 4], (2, 3))
+OUT_OF_RANGE = csr_raw([1.0, 2.0], [0, 5], [0, 1, 2], (2, 3))
+GOOD_CSR_2 = csr_raw([1.0, 2.0, 3.0], [0, 1, 2], [0, 2, 3], (2, 3))
+Y2 = np.array([1.0, -1.0])
+K0 = X0 @ X0.T
+
+# (id, X, y, kwargs, exception, message regex)
+ERRORS = [
+    # non-finite data
+    ("X-nan", with_value(X0, (2, 1), np.nan), Y0, {}, ValueError, "X contains NaN or inf"),
+    ("X-inf", with_value(X0, (0, 0), np.inf), Y0, {}, ValueError, "X contains NaN or inf"),
+    ("X-neg-inf", with_value(X0, (7, 2), -np.inf), Y0, {}, ValueError, "X contains NaN or inf"),
+    ("X-csr-nan", sp.csr_matrix(with_value(X0, (3, 1), np.nan)), Y0, {}, ValueError,
+     "X contains NaN or inf"),
+    ("X-csr-inf", sp.csr_matrix(with_value(X0, (3, 1), np.inf)), Y0, {}, ValueError,
+     "X contains NaN or inf"),
+    ("y-nan", X0, with_value(Y0, 3, np.nan), {}, ValueError, "y contains NaN or inf"),
+    ("y-inf", X0, with_value(Y0, 0, np.inf), {}, ValueError, "y contains NaN or inf"),
+    # shapes
+    ("X-1d", X0[:, 0], Y0, {}, ValueError, r"X must be 2-D.*\(8,\)"),
+    ("X-3d", X0[:, :, None], Y0, {}, ValueError, "X must be 2-D"),
+    ("y-short", X0, Y0[:7], {}, ValueError, "y has 7 labels but X has 8 samples"),
+    ("y-long", X0, np.r_[Y0, 1.0], {}, ValueError, "y has 9 labels but X has 8 samples"),
+    ("y-2d", X0, np.c_[Y0, Y0], {}, ValueError, "y must be 1-D"),
+    ("X-none", None, Y0, {}, TypeError, "X must be an array"),
+    ("X-strings", np.array([["a", "b"]] * 8), Y0, {}, TypeError, "X must hold real numbers"),
+    ("X-complex", X0 + 1j, Y0, {}, TypeError, "X must hold real numbers"),
+    ("y-strings", X0, np.array(["a", "b"] * 4), {}, TypeError, "y must hold numbers"),
+    # classes
+    ("one-class", X0, np.ones(8), {}, ValueError, "exactly two classes, got 1"),
+    ("three-classes", X0, np.r_[Y0[:6], 2.0, 2.0], {}, ValueError, "exactly two classes, got 3"),
+    # empty input
+    ("empty-rows", np.empty((0, 3)), np.empty(0), {}, ValueError, r"X is empty: shape \(0, 3\)"),
+    ("empty-cols", np.empty((8, 0)), Y0, {}, ValueError, r"X is empty: shape \(8, 0\)"),
+    ("empty-csr", sp.csr_matrix((0, 3)), np.empty(0), {}, ValueError, "X is empty"),
+    ("empty-list", [], [], {}, ValueError, "X must be 2-D"),
+    # parameters
+    ("C-zero", X0, Y0, {"C": 0.0}, ValueError, "C must be finite and > 0, got 0.0"),
+    ("C-negative", X0, Y0, {"C": -1.0}, ValueError, "C must be finite and > 0, got -1.0"),
+    ("C-nan", X0, Y0, {"C": float("nan")}, ValueError, "C must be finite"),
+    ("C-inf", X0, Y0, {"C": float("inf")}, ValueError, "C must be finite"),
+    ("C-string", X0, Y0, {"C": "1"}, TypeError, "C must be a real number"),
+    ("gamma-zero", X0, Y0, {"gamma": 0.0}, ValueError, "gamma must be finite and > 0"),
+    ("gamma-negative", X0, Y0, {"gamma": -0.5}, ValueError, "gamma must be finite and > 0"),
+    ("gamma-negative-poly", X0, Y0, {"gamma": -0.5, "kernel": "poly"}, ValueError, "gamma"),
+    ("gamma-word", X0, Y0, {"gamma": "big"}, ValueError, "gamma must be a positive number"),
+    ("cache-negative", X0, Y0, {"cache_size": -1.0}, ValueError, "cache_size must be"),
+    ("cache-zero", X0, Y0, {"cache_size": 0}, ValueError, "cache_size must be"),
+    ("kernel-unknown", X0, Y0, {"kernel": "gaussian"}, ValueError,
+     "kernel must be one of .*'gaussian'"),
+    ("kernel-none", X0, Y0, {"kernel": None}, ValueError, "kernel must be one of"),
+    ("kernel-uppercase", X0, Y0, {"kernel": "RBF"}, ValueError, "kernel must be one of"),
+    ("tol-zero", X0, Y0, {"tol": 0.0}, ValueError, "tol must be"),
+    ("tol-negative", X0, Y0, {"tol": -1e-3}, ValueError, "tol must be"),
+    ("degree-negative", X0, Y0, {"kernel": "poly", "degree": -1}, ValueError, "degree"),
+    ("degree-float", X0, Y0, {"kernel": "poly", "degree": 2.5}, ValueError, "degree"),
+    ("max-iter-zero", X0, Y0, {"max_iter": 0}, ValueError, "max_iter"),
+    ("coef0-nan", X0, Y0, {"kernel": "poly", "coef0": float("nan")}, (ValueError, TypeError),
+     "coef0"),
+    ("class-weight-list", X0, Y0, {"class_weight": [1.0, 2.0]}, TypeError, "class_weight"),
+    ("class-weight-label", X0, Y0, {"class_weight": {3.0: 2.0}}, ValueError,
+     "class_weight names label 3.0"),
+    ("class-weight-negative", X0, Y0, {"class_weight": {1.0: -2.0}}, ValueError,
+     "class_weight"),
+    ("sample-weight-shape", X0, Y0, {"sample_weight": np.ones(5)}, ValueError,
+     "sample_weight must have shape"),
+    ("sample-weight-negative", X0, Y0, {"sample_weight": with_value(np.ones(8), 2, -1.0)},
+     ValueError, "sample_weight must be finite and >= 0"),
+    ("sample-weight-nan", X0, Y0, {"sample_weight": with_value(np.ones(8), 2, np.nan)},
+     ValueError, "sample_weight must be finite"),
+    # precomputed kernels
+    ("precomputed-non-square", X0 @ X0[:5].T, Y0, {"kernel": "precomputed"}, ValueError,
+     r"must be square, got shape \(8, 5\)"),
+    ("precomputed-nan", with_value(K0, (1, 2), np.nan), Y0, {"kernel": "precomputed"},
+     ValueError, "NaN or inf"),
+    ("precomputed-inf", with_value(K0, (4, 4), np.inf), Y0, {"kernel": "precomputed"},
+     ValueError, "NaN or inf"),
+    ("precomputed-sparse", sp.csr_matrix(K0), Y0, {"kernel": "precomputed"}, TypeError,
+     "dense array"),
+    ("precomputed-1d", K0[0], Y0, {"kernel": "precomputed"}, ValueError, "2-D"),
+    # CSR structure
+    ("csr-unsorted", UNSORTED, Y2, {}, ValueError, "CSR row 0 has unsorted or duplicate"),
+    ("csr-duplicate", DUPLICATE, Y2, {}, ValueError, "CSR row 1 has unsorted or duplicate"),
+    ("csr-out-of-range", OUT_OF_RANGE, Y2, {}, ValueError, "column index out of range"),
+    # warm start
+    ("alpha0-shape", X0, Y0, {"alpha0": np.zeros(7)}, ValueError,
+     r"alpha0 must be a finite array of shape \(8,\)"),
+    ("alpha0-2d", X0, Y0, {"alpha0": np.zeros((8, 1))}, ValueError, "alpha0 must be"),
+    ("alpha0-nan", X0, Y0, {"alpha0": with_value(np.zeros(8), 0, np.nan)}, ValueError,
+     "alpha0 must be a finite array"),
+    ("alpha0-negative", X0, Y0, {"alpha0": with_value(np.zeros(8), 0, -0.1)}, ValueError,
+     "0 <= alpha0_i <= C_i"),
+    ("alpha0-above-C", X0, Y0, {"alpha0": np.full(8, 2.0)}, ValueError, "0 <= alpha0_i <= C_i"),
+    ("alpha0-above-weighted-C", X0, Y0,
+     {"alpha0": np.full(8, 0.8), "sample_weight": np.full(8, 0.5)}, ValueError,
+     "0 <= alpha0_i <= C_i"),
+    ("alpha0-equality", X0, Y0, {"alpha0": with_value(np.zeros(8), 0, 0.5)}, ValueError,
+     "sum_i y_i alpha0_i = 0"),
+    # non-numeric arrays name the argument, like every other error
+    ("alpha0-strings", X0, Y0, {"alpha0": ["a"] * 8}, (ValueError, TypeError), "alpha0"),
+    ("alpha0-complex", X0, Y0, {"alpha0": np.full(8, 0.0 + 0.5j)}, (ValueError, TypeError),
+     "alpha0"),
+    ("sample-weight-strings", X0, Y0, {"sample_weight": ["a"] * 8}, (ValueError, TypeError),
+     "sample_weight"),
+]
+
+
+@pytest.mark.parametrize("X, y, kwargs, error, message",
+                         [case[1:] for case in ERRORS], ids=[case[0] for case in ERRORS])
+def test_bad_input_raises(X, y, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        fit_binary(X, y, **kwargs)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_csr_index_check_matches_brute_force(seed):
+    """Random CSR structures (empty rows, one-entry rows, rows ending and
+    starting with the same column): rejected exactly when some row has
+    column indices that are not strictly increasing."""
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = rng.integers(1, 7), rng.integers(1, 6)
+    lengths = rng.integers(0, 4, size=n_rows)
+    indptr = np.r_[0, np.cumsum(lengths)]
+    rows = []
+    for length in lengths:
+        row = np.sort(rng.choice(n_cols, size=min(length, n_cols), replace=False))
+        if length > n_cols or (length >= 2 and rng.random() < 0.3):
+            row = rng.integers(0, n_cols, size=length)       # maybe unsorted or repeated
+        rows.append(np.resize(row, length))
+    indices = np.concatenate(rows) if rows else np.zeros(0)
+    X = csr_raw(rng.normal(size=indptr[-1]), indices, indptr, (n_rows, n_cols))
+    bad = any(np.any(np.diff(r) <= 0) for r in rows)
+    y = np.resize([1.0, -1.0], n_rows)
+    from svmscreen._validation import check_X
+    if bad:
+        with pytest.raises(ValueError, match="unsorted or duplicate"):
+            check_X(X)
+    else:
+        out = check_X(X)
+        np.testing.assert_array_equal(out.toarray(), X.toarray())
+        if n_rows >= 2:
+            fit_binary(X, y, kernel="linear")
+
+
+def test_ordinary_inputs_are_accepted():
+    """The near misses of the error table are fine: (n, 1) labels, 0/1 and
+    string-free integer labels, int data, COO/CSC input, float32, lists,
+    int64 CSR indices, linear kernel with gamma given, the degenerate C_i = 0."""
+    X, y = small_problem()
+    reference = fit_binary(X, y, kernel="linear", tol=1e-10).decision_function(X)
+    variants = [
+        (X, y[:, None], {}),
+        (X, (y > 0).astype(int), {}),
+        (X.astype(np.float32).astype(np.float64), y, {}),
+        (X.tolist(), y.tolist(), {}),
+        (sp.coo_matrix(X), y, {}),
+        (sp.csc_matrix(X), y, {}),
+        (sp.csr_matrix((sp.csr_matrix(X).data, sp.csr_matrix(X).indices.astype(np.int64),
+                        sp.csr_matrix(X).indptr.astype(np.int64)), shape=X.shape), y, {}),
+        (np.asfortranarray(X), y, {}),
+        (X, y, {"gamma": 0.3}),
+    ]
+    for Xv, yv, kw in variants:
+        model = fit_binary(Xv, yv, kernel="linear", tol=1e-10, **kw)
+        np.testing.assert_allclose(model.decision_function(X), reference, atol=1e-6)
+    # integer features
+    Xi = np.array([[0, 1], [1, 0], [2, 2], [3, 1]])
+    fit_binary(Xi, [0, 0, 1, 1], kernel="rbf")
+    # a sample with C_i = 0 is simply held at 0
+    sw = np.ones(8)
+    sw[0] = 0.0
+    model = fit_binary(X, y, kernel="rbf", sample_weight=sw)
+    assert model.alpha_[0] == 0.0
+
+
+def test_prediction_input_is_checked():
+    X, y = small_problem()
+    model = fit_binary(X, y, kernel="rbf")
+    with pytest.raises(ValueError, match="X has 2 features, but the model was trained with 3"):
+        model.decision_function(X[:, :2])
+    with pytest.raises(ValueError, match="NaN or inf"):
+        model.predict(with_value(X, (0, 0), np.nan))
+    with pytest.raises(ValueError, match="unsorted or duplicate"):
+        model.decision_function(csr_raw([1.0, 2.0], [2, 0], [0, 2], (1, 3)))
+    K = X @ X.T
+    pre = fit_binary(K, y, kernel="precomputed")
+    with pytest.raises(ValueError, match="needs 8 columns"):
+        pre.decision_function(K[:, :5])
+    with pytest.raises(ValueError, match="NaN or inf"):
+        pre.decision_function(with_value(K, (0, 0), np.nan))
+
+
+def test_inputs_of_failed_fits_are_untouched():
+    """Errors are raised before anything is written: the caller's CSR keeps
+    its (unsorted) order and its values."""
+    X = UNSORTED.copy()
+    data, indices = X.data.copy(), X.indices.copy()
+    with pytest.raises(ValueError):
+        fit_binary(X, Y2)
+    np.testing.assert_array_equal(X.data, data)
+    np.testing.assert_array_equal(X.indices, indices)
+
+
+# ----------------------------------------------------------- precomputed
+def rbf_gram(A, B, gamma):
+    diff = A[:, None, :] - B[None, :, :]
+    return np.exp(-gamma * np.einsum("ijk,ijk->ij", diff, diff))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_precomputed_fit_equals_rbf_fit(fit_intercept):
+    X, y = load_dataset("heart_scale")
+    X = X.toarray()
+    train, test = np.arange(200), np.arange(200, 270)
+    gamma, C = 1.0 / 13, 2.0
+    rbf = fit_binary(X[train], y[train], C=C, kernel="rbf", gamma=gamma, tol=1e-8,
+                     fit_intercept=fit_intercept)
+    K = rbf_gram(X[train], X[train], gamma)
+    pre = fit_binary(K, y[train], C=C, kernel="precomputed", tol=1e-8,
+                     fit_intercept=fit_intercept)
+    np.testing.assert_allclose(pre.objective_, rbf.objective_, rtol=1e-9)
+    np.testing.assert_allclose(pre.intercept_, rbf.intercept_, atol=1e-6)
+    np.testing.assert_allclose(pre.alpha_, rbf.alpha_, atol=1e-6)
+    np.testing.assert_allclose(pre.decision_function(rbf_gram(X[test], X[train], gamma)),
+                               rbf.decision_function(X[test]), atol=1e-6)
+    np.testing.assert_allclose(pre.decision_function(K), rbf.decision_function(X[train]),
+                               atol=1e-6)
+    assert pre.support_vectors_.size == 0
+
+
+# -------------------------------------------------------------- import
+def test_import_svmscreen():
+    out = subprocess.run([sys.executable, "-c", "import svmscreen; print(svmscreen.__version__)"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip()
+    assert out.stderr == ""
