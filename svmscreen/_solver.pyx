@@ -644,6 +644,15 @@ cdef class _SMO:
                 total += yG
         if n_free > 0:
             return total / n_free
+        # A one-sided interval happens when the feasible set is a single
+        # point (e.g. a CCCP step where a whole class is "outliers"): take its
+        # finite end, so the intercept stays finite and deterministic.
+        if ub == INFINITY and lb == -INFINITY:
+            return 0.0
+        if ub == INFINITY:
+            return lb
+        if lb == -INFINITY:
+            return ub
         return (ub + lb) / 2
 
 

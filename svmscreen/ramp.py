@@ -1,0 +1,254 @@
+"""The ramp-loss (robust) SVM, trained by CCCP.
+
+    min_{w,b}  J(w, b) = 1/2 ||w||^2 + C sum_i R_s(y_i f(x_i)),
+    R_s(z) = H_1(z) - H_s(z) = min(1 - s, max(0, 1 - z)),   s <= 0
+
+(Collobert, Sinz, Weston & Bottou 2006; paper 001, eqs. 3-7, as corrected in
+notes/seed_001_rsvm_cccp.md).  CCCP linearises the concave part at the
+current model: mu_i = C * [z_i < s] (strict <, so a tie gives 0), and each
+convex inner problem (CIL) is, in LIBSVM's form (notes §1 "LIBSVM form"),
+
+    min_beta 1/2 beta'Q beta + p'beta,  p = -1 - Q mu,  y'beta = y'mu,
+    0 <= beta_i <= C,
+
+with w = sum_i y_i (beta_i - mu_i) phi(x_i).  The box does not depend on mu:
+from one step to the next only p and the right-hand side of the equality
+change, so a step warm-starts from the last beta (equality repaired) and its
+gradient is updated by the columns of the samples whose mu or beta changed.
+The loop stops when mu no longer changes.
+"""
+import time
+import warnings
+
+import numpy as np
+
+from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
+                                   check_parameters, check_precomputed, check_X,
+                                   class_bounds, resolve_gamma)
+from svmscreen.model import BinaryModel
+from svmscreen.objective import duality_gap
+from svmscreen.path import _Problem, check_C_grid, make_screening, repair_equality
+from svmscreen.reduced import solve_reduced
+
+
+def ramp_loss(z, s):
+    """R_s(z) = min(1 - s, max(0, 1 - z)) (paper 001, eq. 2, typo fixed)."""
+    return np.minimum(1.0 - s, np.maximum(0.0, 1.0 - z))
+
+
+def outlier_weights(margins, C_i, s):
+    """mu_i = C_i [z_i < s] (paper 001, eq. 5; strict <, ties give 0)."""
+    return np.where(margins < s, C_i, 0.0)
+
+
+class RampResult:
+    """A trained ramp-loss SVM and the trace of its CCCP loop.
+
+    Attributes
+    ----------
+    model : BinaryModel
+        f(x) = sum_j dual_coef_j K(x_j, x) + intercept.
+    n_outer : int
+        CCCP steps (inner problems solved).
+    converged : bool
+        True when mu stopped changing before max_outer.
+    objective : ndarray
+        J(w, b) after each step (non-increasing).
+    n_outliers : ndarray
+        #{mu_i > 0} used by each step.
+    screened_zero, screened_bound, put_back, n_iter : ndarray of int
+        Per step: samples fixed at beta = 0 / beta = C by screening (before
+        the solve and during it), samples put back, SMO iterations.
+    screen_seconds, solve_seconds : ndarray
+    mu : ndarray
+        The final outlier weights.
+    """
+
+    def __init__(self, model, trace, converged, mu):
+        self.model = model
+        self.converged = converged
+        self.mu = mu
+        for name in ("objective", "n_outliers", "screened_zero", "screened_bound",
+                     "put_back", "n_iter", "screen_seconds", "solve_seconds"):
+            setattr(self, name, np.array([step[name] for step in trace]))
+        self.n_outer = len(trace)
+
+    def __repr__(self):
+        return (f"RampResult(n_outer={self.n_outer}, converged={self.converged}, "
+                f"objective={self.objective[-1]!r}, n_outliers={self.n_outliers[-1]})")
+
+
+def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
+         beta0=None, grad0=None):
+    """The CCCP loop on one problem at one C.
+
+    ``beta0``/``grad0`` may carry the hinge SVM's solution at C (the first
+    step, mu = 0), e.g. from a path; otherwise the first step starts at 0.
+    Returns (beta, mu, intercept, trace, converged).
+    """
+    n = problem.n
+    y, Q = problem.signs, problem.Q
+    C_i = problem.hi_unit * C
+    lo = np.zeros(n)
+    mu = np.zeros(n)
+    beta = np.zeros(n) if beta0 is None else beta0.copy()
+    base_p = -np.ones(n)
+    # G = Q beta + p with p = -1 - Q mu; at the start mu = 0.
+    grad = None if grad0 is None else grad0.copy()
+    trace = []
+    previous_J = np.inf
+    converged = False
+    intercept = 0.0
+    # p = -1 - Q mu; Q mu is kept as q_mu, updated by the columns of the
+    # samples whose mu flips.
+    q_mu = np.zeros(n)
+    for step in range(max_outer):
+        p = base_p - q_mu
+        fixed = None
+        screened = (0, 0)
+        screen_seconds = 0.0
+        if screening is not None and grad is not None:
+            start = time.perf_counter()
+            zero, bound = screening(beta, grad, p, C_i, float(y @ mu))
+            fixed = (zero & (beta <= 0)) | (bound & (beta >= C_i))
+            screened = (int((zero & fixed).sum()), int((bound & fixed).sum()))
+            screen_seconds = time.perf_counter() - start
+        solve_start = time.perf_counter()
+        callback = None if screening is None else screening.dynamic(p, C_i, float(y @ mu))
+        result, put_back = solve_reduced(Q, p, lo, C_i, beta, y=y, fixed=fixed, grad0=grad,
+                                         tol=tol, shrinking=shrinking, max_iter=max_iter,
+                                         screen_callback=callback,
+                                         screen_every=max(n, 1000) if callback else 0)
+        solve_seconds = time.perf_counter() - solve_start
+        if result.status != "optimal":
+            warnings.warn(f"CCCP step {step}: the inner solver reached max_iter",
+                          ConvergenceWarning, stacklevel=3)
+        beta, grad = result.alpha, result.grad
+        intercept = -result.rho
+        # Q(beta - mu) = G + 1, so the margins are z = G + 1 + y b and
+        # ||w||^2 = (beta - mu)'(G + 1).
+        coef = beta - mu
+        margins = grad + 1.0 + y * intercept
+        J = 0.5 * float(coef @ (grad + 1.0)) + float(np.sum(C_i * ramp_loss(margins, s)))
+        frozen = int(getattr(result, "n_frozen", 0))
+        trace.append(dict(objective=J, n_outliers=int(np.count_nonzero(mu)),
+                          screened_zero=screened[0], screened_bound=screened[1] + frozen,
+                          put_back=put_back, n_iter=result.n_iter,
+                          screen_seconds=screen_seconds, solve_seconds=solve_seconds))
+        if J > previous_J + max(tol, 1e-9) * max(1.0, abs(previous_J)):
+            warnings.warn(f"CCCP step {step}: the ramp objective rose from {previous_J:.10g} "
+                          f"to {J:.10g} (inexact inner solve); stopping", ConvergenceWarning,
+                          stacklevel=3)
+            break
+        previous_J = J
+        new_mu = outlier_weights(margins, C_i, s)
+        if np.array_equal(new_mu, mu):
+            converged = True
+            break
+        # Next step: same beta, equality y'beta = y'mu_new restored by moving
+        # as few entries as possible; the gradient follows by the columns of
+        # the entries that changed: G' = G + Q (d_beta - d_mu).
+        delta_mu = new_mu - mu
+        repaired = repair_equality(beta, y, lo, C_i, np.ones(n, dtype=bool),
+                                   float(y @ new_mu))
+        if repaired is None:
+            raise RuntimeError("CCCP: no feasible point for the next step "
+                               "(cannot happen for valid outlier weights)")
+        delta_beta = repaired - beta
+        changed = np.flatnonzero((delta_beta != 0) | (delta_mu != 0))
+        Q.add_columns(changed, delta_beta[changed] - delta_mu[changed], grad)
+        flipped = np.flatnonzero(delta_mu)
+        q_mu = Q.add_columns(flipped, delta_mu[flipped], q_mu)
+        beta, mu = repaired, new_mu
+    else:
+        warnings.warn(f"CCCP did not converge in max_outer={max_outer} steps",
+                      ConvergenceWarning, stacklevel=3)
+    if not np.any(beta - mu):
+        warnings.warn("CCCP ended with w = 0 (every margin sample is an outlier): the "
+                      "model is constant", UserWarning, stacklevel=3)
+    return beta, mu, intercept, trace, converged
+
+
+def _check_s(s):
+    if isinstance(s, bool) or not isinstance(s, (int, float, np.floating, np.integer)):
+        raise TypeError(f"s must be a real number <= 0, got {s!r}")
+    s = float(s)
+    if not np.isfinite(s) or s > 0:
+        raise ValueError(f"s must be finite and <= 0 (the ramp's cut-off), got {s!r}")
+    return s
+
+
+def _build(X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight):
+    _, degree, coef0, tol, cache_size, max_iter = check_parameters(
+        C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=tol, cache_size=cache_size,
+        max_iter=max_iter)
+    X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
+    y = check_labels(y, X.shape[0])
+    classes, signs = binary_signs(y)
+    gamma = resolve_gamma(gamma, X, kernel)
+    hi_unit = class_bounds(signs, classes, 1.0, class_weight, None)
+    params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
+                  cache_size=cache_size, fit_intercept=True)
+    return X, classes, signs, hi_unit, params, tol, max_iter
+
+
+def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace):
+    coef = signs * (beta - mu)
+    support = np.flatnonzero(coef != 0)
+    sv = np.empty((0, 0)) if params["kernel"] == "precomputed" else X[support]
+    return BinaryModel(
+        classes=classes, kernel=params["kernel"], gamma=params["gamma"],
+        coef0=params["coef0"], degree=params["degree"], C=C, fit_intercept=True,
+        support=support, support_vectors=sv, dual_coef=coef[support], intercept=intercept,
+        alpha=coef, objective=trace[-1]["objective"], duality_gap=np.nan,
+        n_iter=int(sum(step["n_iter"] for step in trace)), status="optimal",
+        n_features=X.shape[1])
+
+
+def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degree=3,
+               class_weight=None, screening="safe", tol=1e-3, shrinking=True,
+               cache_size=100.0, max_iter=None, max_outer=50):
+    """Fit a ramp-loss SVM (robust to mislabelled points) by CCCP.
+
+    Parameters
+    ----------
+    X, y : training data and two-class labels.
+    C : float
+    s : float <= 0, default=0
+        Where the ramp flattens: a sample with margin below s costs 1 - s and
+        stops pulling on the model.
+    kernel, gamma, coef0, degree, class_weight, tol, shrinking, cache_size,
+    max_iter : as ``fit_binary``.
+    screening : {"safe"} or None, default="safe"
+        Safe screening inside each inner solve and at each warm start
+        (paper 001's rules, made safe for the intercept).
+    max_outer : int, default=50
+        Cap on CCCP steps; reaching it warns.
+
+    Returns
+    -------
+    RampResult
+    """
+    s = _check_s(s)
+    if isinstance(max_outer, bool) or not isinstance(max_outer, (int, np.integer)) \
+            or max_outer < 1:
+        raise ValueError(f"max_outer must be a positive integer, got {max_outer!r}")
+    X, classes, signs, hi_unit, params, tol, max_iter = _build(
+        X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
+    C = check_C_grid([C])[0]
+    problem = _Problem(X, signs, hi_unit, **params)
+    rule = make_ramp_screening(screening, problem)
+    beta, mu, intercept, trace, converged = cccp(
+        problem, C, s, screening=rule, tol=tol, shrinking=shrinking, max_iter=max_iter,
+        max_outer=max_outer)
+    model = _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace)
+    return RampResult(model, trace, converged, mu)
+
+
+def make_ramp_screening(screening, problem):
+    if screening is None:
+        return None
+    if screening != "safe":
+        raise ValueError(f"screening must be 'safe' or None, got {screening!r}")
+    from svmscreen.screening import ramp_screener
+    return ramp_screener(problem)
