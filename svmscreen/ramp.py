@@ -62,12 +62,15 @@ class RampResult:
     screen_seconds, solve_seconds : ndarray
     mu : ndarray
         The final outlier weights.
+    outlier_history : list of ndarray
+        Per step, the indices of the samples treated as outliers (mu_i > 0).
     """
 
     def __init__(self, model, trace, converged, mu):
         self.model = model
         self.converged = converged
         self.mu = mu
+        self.outlier_history = [step["outliers"] for step in trace]
         for name in ("objective", "n_outliers", "screened_zero", "screened_bound",
                      "put_back", "n_iter", "screen_seconds", "solve_seconds"):
             setattr(self, name, np.array([step[name] for step in trace]))
@@ -132,6 +135,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         J = 0.5 * float(coef @ (grad + 1.0)) + float(np.sum(C_i * ramp_loss(margins, s)))
         frozen = int(getattr(result, "n_frozen", 0))
         trace.append(dict(objective=J, n_outliers=int(np.count_nonzero(mu)),
+                          outliers=np.flatnonzero(mu),
                           screened_zero=screened[0], screened_bound=screened[1] + frozen,
                           put_back=put_back, n_iter=result.n_iter,
                           screen_seconds=screen_seconds, solve_seconds=solve_seconds))
@@ -144,6 +148,10 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         new_mu = outlier_weights(margins, C_i, s)
         if np.array_equal(new_mu, mu):
             converged = True
+            break
+        if step + 1 == max_outer:
+            warnings.warn(f"CCCP did not converge in max_outer={max_outer} steps",
+                          ConvergenceWarning, stacklevel=3)
             break
         # Next step: same beta, equality y'beta = y'mu_new restored by moving
         # as few entries as possible; the gradient follows by the columns of
@@ -160,9 +168,6 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         flipped = np.flatnonzero(delta_mu)
         q_mu = Q.add_columns(flipped, delta_mu[flipped], q_mu)
         beta, mu = repaired, new_mu
-    else:
-        warnings.warn(f"CCCP did not converge in max_outer={max_outer} steps",
-                      ConvergenceWarning, stacklevel=3)
     if not np.any(beta - mu):
         warnings.warn("CCCP ended with w = 0 (every margin sample is an outlier): the "
                       "model is constant", UserWarning, stacklevel=3)

@@ -1,0 +1,136 @@
+"""Ramp-loss SVM by CCCP: each step against an exact QP, monotone objective,
+screening on = off, degenerate cases and errors."""
+import warnings
+
+import numpy as np
+import pytest
+from _reference import exact_box_qp
+from conftest import load_dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import svmscreen
+from svmscreen._kernels import Kernel
+from svmscreen.ramp import outlier_weights, ramp_loss
+
+
+def noisy_blobs(n, flip, seed, d=3):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    X = rng.normal(size=(n, d)) + 1.2 * y[:, None]
+    flipped = rng.choice(n, int(flip * n), replace=False)
+    y[flipped] *= -1
+    return X, y
+
+
+def reference_cccp(K, y, C, s, max_outer=50):
+    """CCCP with every inner problem solved exactly (notes/seed_001 §1):
+    min 1/2 b'Qb + p'b, p = -1 - Q mu, y'b = y'mu, 0 <= b <= C."""
+    n = y.size
+    Q = y[:, None] * y[None, :] * K
+    mu = np.zeros(n)
+    history = []
+    for _ in range(max_outer):
+        beta = exact_box_qp(Q, -1.0 - Q @ mu, np.zeros(n), np.full(n, C), y=y,
+                            delta=float(y @ mu))
+        coef = beta - mu
+        q = Q @ coef
+        free = (beta > 1e-12) & (beta < C - 1e-12)
+        # b from the free samples: y_i f_i = 1  =>  b = y_i (1 - q_i)
+        b = float(np.mean(y[free] * (1.0 - q[free])))
+        margins = q + y * b
+        J = 0.5 * coef @ q + C * ramp_loss(margins, s).sum()
+        history.append((np.flatnonzero(mu), J, 0.5 * beta @ Q @ beta + (-1.0 - Q @ mu) @ beta))
+        new_mu = outlier_weights(margins, np.full(n, C), s)
+        if np.array_equal(new_mu, mu):
+            break
+        mu = new_mu
+    return history
+
+
+@pytest.mark.parametrize("kernel, C, s", [("linear", 1.0, 0.0), ("rbf", 1.0, 0.0),
+                                          ("rbf", 10.0, -0.5)])
+def test_each_step_matches_exact_qp(kernel, C, s):
+    X, y = noisy_blobs(40, 0.2, seed=3)
+    result = svmscreen.train_ramp(X, y, C=C, s=s, kernel=kernel, gamma=0.5,
+                                  screening=None, tol=1e-10)
+    K = Kernel(X, kernel, 0.5, 0.0, 3).rows(np.arange(40))
+    reference = reference_cccp(K, y, C, s)
+    assert result.n_outer == len(reference)
+    for t, (outliers, J, _) in enumerate(reference):
+        np.testing.assert_array_equal(result.outlier_history[t], outliers)
+        assert result.objective[t] == pytest.approx(J, rel=1e-8)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), C=st.sampled_from([0.1, 1.0, 10.0]),
+       s=st.sampled_from([0.0, -0.3, -1.0]))
+def test_objective_never_increases(seed, C, s):
+    X, y = noisy_blobs(50, 0.15, seed)
+    result = svmscreen.train_ramp(X, y, C=C, s=s, gamma=1.0, screening=None, tol=1e-8)
+    J = result.objective
+    assert np.all(np.diff(J) <= 1e-7 * np.maximum(1.0, np.abs(J[:-1])))
+    assert np.all(np.isfinite(J)) and np.isfinite(result.model.intercept_)
+
+
+def test_objective_decreases_on_real_data_and_resists_flips():
+    X, y = load_dataset("australian_scale")
+    rng = np.random.default_rng(1)
+    noisy = np.array(y)
+    flipped = rng.choice(y.size, y.size // 5, replace=False)
+    noisy[flipped] *= -1
+    result = svmscreen.train_ramp(X, noisy, C=1.0, screening=None, tol=1e-6)
+    assert result.converged and result.n_outer >= 2
+    assert np.all(np.diff(result.objective) <= 1e-9 * np.abs(result.objective[:-1]))
+    # most of the flipped labels end up treated as outliers
+    assert np.isin(flipped, result.outlier_history[-1]).mean() > 0.5
+
+
+def test_first_step_is_the_hinge_svm():
+    X, y = load_dataset("heart_scale")
+    with pytest.warns(svmscreen.ConvergenceWarning, match="max_outer"):
+        result = svmscreen.train_ramp(X, y, C=1.0, screening=None, tol=1e-8, max_outer=1)
+    hinge = svmscreen.fit_binary(X, y, C=1.0, tol=1e-8)
+    # one step = the standard SVM; its model is the hinge model
+    np.testing.assert_allclose(result.model.decision_function(X), hinge.decision_function(X),
+                               atol=1e-6)
+
+
+def test_whole_class_of_outliers_gives_a_finite_constant_model():
+    # notes/seed_001 §6 pitfall 9: RBF gamma 5, C = 0.1, 15% flips; if every
+    # positive ends up an outlier the feasible set is a single point.
+    for seed in range(8):
+        X, y = noisy_blobs(100, 0.15, seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = svmscreen.train_ramp(X, y, C=0.1, gamma=5.0, screening=None)
+        assert np.isfinite(result.model.intercept_)
+        assert np.all(np.isfinite(result.objective))
+        assert np.all(np.isfinite(result.model.decision_function(X)))
+
+
+def test_no_free_support_vector():
+    # tiny C: every support vector sits at its bound
+    X, y = noisy_blobs(30, 0.2, seed=5)
+    result = svmscreen.train_ramp(X, y, C=1e-4, gamma=0.5, screening=None)
+    assert np.isfinite(result.model.intercept_) and result.converged
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(s=0.5), ValueError, "s must be"),
+    (dict(s=np.nan), ValueError, "s must be"),
+    (dict(s="0"), TypeError, "s must be"),
+    (dict(C=-1.0), ValueError, "> 0"),
+    (dict(max_outer=0), ValueError, "max_outer"),
+    (dict(screening="always"), ValueError, "screening"),
+])
+def test_bad_input(kwargs, error, match):
+    X, y = noisy_blobs(20, 0.1, seed=0)
+    with pytest.raises(error, match=match):
+        svmscreen.train_ramp(X, y, **kwargs)
+
+
+def test_single_class_is_an_error():
+    X, _ = noisy_blobs(20, 0.1, seed=0)
+    with pytest.raises(ValueError, match="two classes"):
+        svmscreen.train_ramp(X, np.ones(20))
