@@ -1,0 +1,219 @@
+"""Regularization paths: svmscreen's warm-started, screened path against
+LIBSVM and scikit-learn called once per C, on the same grid and parameters.
+
+Arms (all single-threaded, tol 1e-3, 100 MB cache):
+    libsvm        libsvm-official svm_train once per C
+    sklearn       scikit-learn SVC once per C
+    cold          svmscreen.fit_binary once per C (no warm start)
+    warm          train_path, no shrinking, no screening
+    warm+shrink   train_path, shrinking, no screening
+    +<rule>       train_path, shrinking and that screening rule
+    oracle        per C, the solve restricted to the true support vectors with
+                  the samples at the bound fixed (what a perfect rule leaves)
+
+Every arm's objective at every C is compared with the warm+shrink arm's
+(relative difference printed; the run fails if an arm is off by more than
+the solver tolerance allows).  Times are printed as ratios; below the table,
+the geometric means over rows of the targets of issue 4.
+
+    python benchmarks/bench_path.py --quick              # CI smoke: heart_scale, 10 C
+    python benchmarks/bench_path.py                      # the full table
+    python benchmarks/bench_path.py --datasets splice --kernels rbf1
+"""
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+import svmscreen  # noqa: E402
+from svmscreen.path import SCREENING_RULES, train_path  # noqa: E402
+
+DATASETS = {  # name -> rows used (None: all)
+    "heart_scale": None, "australian_scale": None, "diabetes_scale": None, "splice": None,
+    "svmguide1": None, "mushrooms": None, "madelon": None, "ijcnn1": 10000, "a9a": 10000,
+}
+KERNELS = {  # label -> (kernel, gamma as a multiple of 1/d)
+    "linear": ("linear", None), "rbf0.1": ("rbf", 0.1), "rbf1": ("rbf", 1.0),
+    "rbf10": ("rbf", 10.0),
+}
+TOL = 1e-3
+CACHE_MB = 100.0
+
+
+def dual_objective(X, coef, support, kernel, gamma):
+    from svmscreen._kernels import cross_kernel
+    Xs = X[support]
+    quad = 0.0
+    for start, stop, block in cross_kernel(Xs, Xs, kernel, gamma or 0.0, 0.0, 3):
+        quad += float(coef[start:stop] @ (block @ coef))
+    return 0.5 * quad - float(np.abs(coef).sum())
+
+
+def arm_libsvm(X, y, kernel, gamma, grid):
+    from libsvm.svmutil import svm_train
+    t_kernel = {"linear": 0, "rbf": 2}[kernel]
+    seconds, objectives = 0.0, []
+    for C in grid:
+        start = time.perf_counter()
+        model = svm_train(y, X, f"-t {t_kernel} -c {float(C)!r} -g {float(gamma or 0)!r} "
+                                f"-e {TOL} -m {CACHE_MB} -q")
+        seconds += time.perf_counter() - start
+        support = np.asarray(model.get_sv_indices()) - 1
+        objectives.append(dual_objective(X, np.asarray(model.get_sv_coef()).ravel(),
+                                         support, kernel, gamma))
+    return seconds, np.array(objectives), {}
+
+
+def arm_sklearn(X, y, kernel, gamma, grid):
+    from sklearn.svm import SVC
+    seconds, objectives = 0.0, []
+    for C in grid:
+        start = time.perf_counter()
+        model = SVC(C=C, kernel=kernel, gamma=gamma or "scale", tol=TOL,
+                    cache_size=CACHE_MB).fit(X, y)
+        seconds += time.perf_counter() - start
+        coef = model.dual_coef_
+        coef = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef).ravel()
+        objectives.append(dual_objective(X, coef, model.support_, kernel, gamma))
+    return seconds, np.array(objectives), {}
+
+
+def arm_cold(X, y, kernel, gamma, grid):
+    seconds, objectives = 0.0, []
+    for C in grid:
+        start = time.perf_counter()
+        model = svmscreen.fit_binary(X, y, C=C, kernel=kernel, gamma=gamma, tol=TOL,
+                                     cache_size=CACHE_MB)
+        seconds += time.perf_counter() - start
+        objectives.append(model.objective_)
+    return seconds, np.array(objectives), {}
+
+
+def arm_path(shrinking, screening):
+    def run(X, y, kernel, gamma, grid):
+        start = time.perf_counter()
+        path = train_path(X, y, C=grid, kernel=kernel, gamma=gamma, tol=TOL,
+                          cache_size=CACHE_MB, shrinking=shrinking, screening=screening,
+                          keep="summary")
+        seconds = time.perf_counter() - start
+        extra = {"rate": float(np.mean(path.screening_rate)),
+                 "put_back": int(path.put_back.sum()),
+                 "rule_share": float(path.rule_seconds.sum() / max(path.solve_seconds.sum(),
+                                                                    1e-12))}
+        return seconds, path.objective, extra
+    return run
+
+
+def arm_oracle(X, y, kernel, gamma, grid):
+    """Per C: fix the true R (a = 0) and L (a = C) of an exact solution and
+    time the reduced solve, warm-started as the path is."""
+    from svmscreen._kernels import Kernel, compute_layout
+    from svmscreen._solver import QMatrix
+    from svmscreen.path import apply_screen, _Problem
+    from svmscreen.reduced import solve_reduced
+    truth = train_path(X, y, C=grid, kernel=kernel, gamma=gamma, tol=1e-6,
+                       cache_size=CACHE_MB, screening=None)
+    classes, signs = np.unique(y), None
+    signs = np.where(y == classes[1], 1.0, -1.0)
+    problem = _Problem(X, signs, np.ones(y.size), kernel, gamma or 0.0, 0.0, 3, CACHE_MB,
+                       True)
+    seconds, objectives = 0.0, []
+    alpha = grad = None
+    for t, C in enumerate(grid):
+        hi = np.full(y.size, C)
+        exact = truth.alphas[t]
+        zero, bound = exact <= 0, exact >= hi
+        start = time.perf_counter()
+        if alpha is None:
+            alpha0, grad0, fixed = np.zeros(y.size), None, None
+        else:
+            scale = C / grid[t - 1]
+            alpha0, grad0 = np.minimum(alpha * scale, hi), scale * (grad + 1) - 1
+            alpha0, grad0, fixed = apply_screen(problem, alpha0, grad0, hi, zero, bound)
+        result, _ = solve_reduced(problem.Q, problem.p, problem.lo, hi, alpha0, y=signs,
+                                  fixed=fixed, grad0=grad0, tol=TOL)
+        seconds += time.perf_counter() - start
+        alpha, grad = result.alpha, result.grad
+        objectives.append(result.objective)
+    return seconds, np.array(objectives), {}
+
+
+def arms(rules):
+    out = {"libsvm": arm_libsvm, "sklearn": arm_sklearn, "cold": arm_cold,
+           "warm": arm_path(False, None), "warm+shrink": arm_path(True, None)}
+    for rule in rules:
+        out["+" + rule] = arm_path(True, rule)
+    out["oracle"] = arm_oracle
+    return out
+
+
+def geometric_mean(values):
+    values = np.asarray(values, dtype=float)
+    return float(np.exp(np.mean(np.log(values)))) if values.size else float("nan")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="heart_scale, 10 values of C")
+    parser.add_argument("--datasets", nargs="*", default=None)
+    parser.add_argument("--kernels", nargs="*", default=list(KERNELS))
+    parser.add_argument("--rules", nargs="*", default=list(SCREENING_RULES))
+    parser.add_argument("--n-C", type=int, default=50)
+    parser.add_argument("--rows", type=int, default=None,
+                        help="override the row cap of the large sets")
+    parser.add_argument("--skip", nargs="*", default=[], help="arms to leave out")
+    args = parser.parse_args()
+    names = ["heart_scale"] if args.quick else (args.datasets or list(DATASETS))
+    grid = np.geomspace(1e-2, 1e3, 10 if args.quick else args.n_C)
+    all_arms = {k: v for k, v in arms(args.rules).items() if k not in args.skip}
+    default = "+it" if "+it" in all_arms else "warm+shrink"
+    ratios = {key: [] for key in ("libsvm", "sklearn", "screen", "oracle")}
+    print(f"grid: {grid.size} values of C in [{grid[0]:g}, {grid[-1]:g}], tol {TOL}; "
+          f"default arm {default}")
+    for name in names:
+        X, y = svmscreen.load_dataset(name)
+        rows = args.rows if args.rows is not None else DATASETS.get(name)
+        if rows and X.shape[0] > rows:
+            X, y = X[:rows], y[:rows]
+        for label in args.kernels:
+            kernel, multiple = KERNELS[label]
+            gamma = None if multiple is None else multiple / X.shape[1]
+            results = {}
+            for arm, run in all_arms.items():
+                try:
+                    results[arm] = run(X, y, kernel, gamma, grid)
+                except (ImportError, NotImplementedError) as exc:
+                    print(f"  ({arm} unavailable: {exc})")
+            base = results["warm+shrink"][1]
+            print(f"\n{name} ({X.shape[0]}x{X.shape[1]}), {label}:")
+            print(f"  {'arm':<12} {'seconds':>9} {'x faster than libsvm':>21} "
+                  f"{'max rel obj diff':>16}  notes")
+            for arm, (seconds, objectives, extra) in results.items():
+                diff = float(np.max(np.abs(objectives - base) / np.maximum(np.abs(base), 1e-12)))
+                speed = results["libsvm"][0] / seconds if "libsvm" in results else float("nan")
+                note = "  ".join(f"{k}={v:.3g}" for k, v in extra.items())
+                print(f"  {arm:<12} {seconds:9.3f} {speed:21.2f} {diff:16.2e}  {note}")
+                if diff > 1e-2:
+                    raise AssertionError(f"{arm} disagrees with warm+shrink by {diff:.2e}")
+            ours = results[default][0]
+            if "libsvm" in results:
+                ratios["libsvm"].append(results["libsvm"][0] / ours)
+            if "sklearn" in results:
+                ratios["sklearn"].append(results["sklearn"][0] / ours)
+            ratios["screen"].append(results["warm+shrink"][0] / ours)
+            if "oracle" in results:
+                ratios["oracle"].append(ours / results["oracle"][0])
+    print("\ngeometric means over rows:")
+    print(f"  svmscreen default ({default}) vs LIBSVM per C: "
+          f"{geometric_mean(ratios['libsvm']):.2f}x faster (target >= 5)")
+    print(f"  vs scikit-learn per C: {geometric_mean(ratios['sklearn']):.2f}x faster")
+    print(f"  screening on vs off (both warm + shrinking): "
+          f"{geometric_mean(ratios['screen']):.2f}x (target >= 1.3)")
+    print(f"  default / oracle time: {geometric_mean(ratios['oracle']):.2f} (target <= 2)")
+
+
+if __name__ == "__main__":
+    main()
