@@ -5,9 +5,9 @@ from svmscreen.datasets import dump_svmlight_file, load_dataset, load_svmlight_f
 from svmscreen.model import BinaryModel, fit_binary
 from svmscreen.objective import duality_gap
 from svmscreen.path import PathResult, train_path
-from svmscreen.ramp import RampResult, train_ramp
+from svmscreen.ramp import RampResult, train_ramp, train_ramp_path
 
 __version__ = "0.1.0"
 __all__ = ["BinaryModel", "ConvergenceWarning", "PathResult", "RampResult", "duality_gap",
            "dump_svmlight_file", "fit_binary", "load_dataset", "load_svmlight_file",
-           "train_path", "train_ramp"]
+           "train_path", "train_ramp", "train_ramp_path"]

@@ -243,8 +243,12 @@ class _Problem:
 
 
 def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilon=None,
-             C_max=None, progress=None):
-    """Solve along ``grid`` (or an epsilon-path from grid[0] up to C_max)."""
+             C_max=None, progress=None, on_solution=None):
+    """Solve along ``grid`` (or an epsilon-path from grid[0] up to C_max).
+
+    ``on_solution(t, C, alpha, grad)``, if given, sees every solution with
+    its full gradient (the ramp-loss path starts CCCP from there).
+    """
     n = problem.n
     p, lo, y = problem.p, problem.lo, problem.y
     rows, alphas = [], ([] if keep == "all" else None)
@@ -273,6 +277,8 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             rows.append(row)
             if alphas is not None:
                 alphas.append(alpha)
+            if on_solution is not None:
+                on_solution(t, C, alpha, grad)
             t += 1
             if progress:
                 progress(t, C)
@@ -312,6 +318,8 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             rule_seconds=rule_seconds, solve_seconds=solve_seconds))
         if alphas is not None:
             alphas.append(alpha)
+        if on_solution is not None:
+            on_solution(t, C, alpha, grad)
         hard_margin = not at_bound.any()
         t += 1
         if progress:

@@ -27,7 +27,8 @@ from svmscreen._validation import (ConvergenceWarning, binary_signs, check_label
                                    class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import duality_gap
-from svmscreen.path import _Problem, check_C_grid, make_screening, repair_equality
+from svmscreen.path import (_Problem, check_C_grid, make_screening, repair_equality,
+                            run_path)
 from svmscreen.reduced import solve_reduced
 
 
@@ -248,6 +249,42 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
         max_outer=max_outer)
     model = _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace)
     return RampResult(model, trace, converged, mu)
+
+
+def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degree=3,
+                    class_weight=None, screening="safe", tol=1e-3, shrinking=True,
+                    cache_size=100.0, max_iter=None, max_outer=50):
+    """``train_ramp`` at every C of an increasing grid, sharing one kernel
+    cache.
+
+    CCCP's first step at C is the hinge SVM at C, so the hinge solutions come
+    from the warm-started, screened path of ``train_path`` and each CCCP
+    loop starts from there (its first step then needs no iteration).  The
+    results equal independent ``train_ramp`` calls.
+
+    Returns
+    -------
+    list of RampResult, one per C.
+    """
+    s = _check_s(s)
+    X, classes, signs, hi_unit, params, tol, max_iter = _build(
+        X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
+    grid = check_C_grid(C)
+    problem = _Problem(X, signs, hi_unit, **params)
+    path_rule = make_screening("it" if screening else None, problem, True)
+    ramp_rule = make_ramp_screening(screening, problem)
+    results = []
+
+    def run_cccp(t, C_t, alpha, grad):
+        beta, mu, intercept, trace, converged = cccp(
+            problem, C_t, s, screening=ramp_rule, tol=tol, shrinking=shrinking,
+            max_iter=max_iter, max_outer=max_outer, beta0=alpha, grad0=grad)
+        model = _ramp_model(X, classes, signs, beta, mu, intercept, C_t, params, trace)
+        results.append(RampResult(model, trace, converged, mu))
+
+    run_path(problem, grid, screening=path_rule, tol=tol, shrinking=shrinking,
+             max_iter=max_iter, keep="summary", on_solution=run_cccp)
+    return results
 
 
 def make_ramp_screening(screening, problem):

@@ -134,3 +134,15 @@ def test_single_class_is_an_error():
     X, _ = noisy_blobs(20, 0.1, seed=0)
     with pytest.raises(ValueError, match="two classes"):
         svmscreen.train_ramp(X, np.ones(20))
+
+
+def test_ramp_path_equals_independent_fits():
+    X, y = noisy_blobs(80, 0.2, seed=11)
+    grid = [0.1, 1.0, 10.0]
+    results = svmscreen.train_ramp_path(X, y, grid, gamma=0.5, screening=None, tol=1e-9)
+    for C, result in zip(grid, results):
+        alone = svmscreen.train_ramp(X, y, C=C, gamma=0.5, screening=None, tol=1e-9)
+        assert result.n_outer == alone.n_outer
+        assert result.objective[-1] == pytest.approx(alone.objective[-1], rel=1e-8)
+        for a, b in zip(result.outlier_history, alone.outlier_history):
+            np.testing.assert_array_equal(a, b)
