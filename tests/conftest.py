@@ -18,7 +18,7 @@ from hypothesis import settings  # noqa: E402
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 
 settings.register_profile("default", derandomize=True, print_blob=True)
-settings.register_profile("wide", derandomize=False, max_examples=300, print_blob=True)
+settings.register_profile("wide", derandomize=False, max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 300)), print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
