@@ -1,0 +1,583 @@
+"""Safe sample screening rules as typed loops: centre and radius, then the
+shared bound routine of the rule's geometry (``_bounds``).
+
+Notation (LIBSVM scale, per-sample boxes): a reference alpha (feasible at
+hi_ref), its scores qa = Q alpha (qa_i = z_i'w_ref, z_i = y_i phi(x_i)), the
+target box hi = q hi_ref (q = C / C_ref), W = alpha'Q alpha = ||w_ref||^2.
+Each geometry routine bounds v_i'w* for per-sample vectors v_i that the
+caller describes by their dot products with the centres and their norms:
+v_i = z_i for the bias-free margin, v_i = phi_i - c for the intercept
+(bias_screening.md, sec. 2.4a).
+
+Rules (the derivations, including the inexact-reference and intercept
+extensions, are in docs/screening.md):
+- DVI = BT1 with one reference = gap-DVI at gap 0
+  (paper 003, Cor. 11-12; paper 000, Thm 6 and eq. 34; bias_screening Thm 4);
+- BT2 (paper 000, Thm 7; NC1 + NC3), with the intercept term of
+  docs/screening.md sec. 4;
+- IT = BT1 cap BT2 (paper 000, Thm 8);
+- SSNSV and ESSNSV domes (paper 002, Thm 2 as corrected in seed_002 note;
+  paper 003, Thm 19);
+- the intercept counting interval (bias_screening.md, Thm 2, sec. 2.5) and
+  the pairwise count (sec. 2.4b).
+
+Trusts its caller (``svmscreen.screening``): arrays are float64, contiguous,
+of equal length n >= 1; boxes are positive; the scores belong to a feasible
+reference.  No Python objects inside the nogil blocks.
+"""
+import numpy as np
+
+from libc.math cimport sqrt, fabs, fmax, fmin, INFINITY
+from libc.stdlib cimport malloc, free, qsort
+
+from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
+                                dome_bounds_loop)
+
+# Relative slack of the weighted count's float comparisons
+# (bias_screening.md, sec. 2.5: "compare with C_N (1 +- 1e-12)").
+cdef double COUNT_EPS = 1e-12
+
+
+# ---------------------------------------------------------------------------
+# small typed helpers
+# ---------------------------------------------------------------------------
+
+cdef inline double _dot(const double[::1] a, const double[::1] b) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+cdef double _select(double* work, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """k-th smallest (0-based) of work[0:n], by quickselect; permutes work."""
+    cdef Py_ssize_t left = 0, right = n - 1, i, j, mid
+    cdef double pivot, tmp
+    while right > left:
+        mid = left + (right - left) // 2
+        # median of three as pivot
+        if work[mid] < work[left]:
+            tmp = work[mid]; work[mid] = work[left]; work[left] = tmp
+        if work[right] < work[left]:
+            tmp = work[right]; work[right] = work[left]; work[left] = tmp
+        if work[right] < work[mid]:
+            tmp = work[right]; work[right] = work[mid]; work[mid] = tmp
+        pivot = work[mid]
+        i = left
+        j = right
+        while i <= j:
+            while work[i] < pivot:
+                i += 1
+            while work[j] > pivot:
+                j -= 1
+            if i <= j:
+                tmp = work[i]; work[i] = work[j]; work[j] = tmp
+                i += 1
+                j -= 1
+        if k <= j:
+            right = j
+        elif k >= i:
+            left = i
+        else:
+            return work[k]
+    return work[k]
+
+
+cdef struct WeightedValue:
+    double value
+    double weight
+
+
+cdef int _cmp_weighted(const void* a, const void* b) noexcept nogil:
+    cdef double va = (<const WeightedValue*> a).value
+    cdef double vb = (<const WeightedValue*> b).value
+    return (va > vb) - (va < vb)
+
+
+cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
+                         const double[::1] y, const double[::1] weight,
+                         bint weighted, double* b_lo, double* b_hi) noexcept nogil:
+    """Safe interval for b* from per-sample threshold intervals.
+
+    bias_screening.md, Thm 2 (unweighted):
+        b_lo = beta_lo_(n_P)  (n_P-th smallest),  b_hi = beta_hi_(n_P + 1).
+    Weighted boxes 0 <= a_i <= C_i (sec. 2.5):
+        b_lo = min{v : sum_i C_i [beta_lo_i >  v] <= C_N}
+        b_hi = max{v : sum_i C_i [beta_hi_i >= v] >= C_N}
+    with C_N = sum_{y_i < 0} C_i, compared with C_N (1 +/- 1e-12) so that
+    round-off can only widen the interval.  An empty class gives an infinite
+    end.  Returns 0, or -1 if out of memory.
+    """
+    cdef Py_ssize_t n = y.shape[0], i, k, start, n_pos = 0
+    cdef double total = 0.0, c_neg = 0.0, tail
+    cdef double* work
+    cdef WeightedValue* pairs
+    cdef double* suffix
+    for i in range(n):
+        total += weight[i]
+        if y[i] > 0:
+            n_pos += 1
+        else:
+            c_neg += weight[i]
+    if not weighted:
+        work = <double*> malloc(n * sizeof(double))
+        if work == NULL:
+            return -1
+        if n_pos == 0:
+            b_lo[0] = -INFINITY
+        else:
+            for i in range(n):
+                work[i] = beta_lo[i]
+            b_lo[0] = _select(work, n, n_pos - 1)
+        if n_pos == n:
+            b_hi[0] = INFINITY
+        else:
+            for i in range(n):
+                work[i] = beta_hi[i]
+            b_hi[0] = _select(work, n, n_pos)
+        free(work)
+        return 0
+    pairs = <WeightedValue*> malloc(n * sizeof(WeightedValue))
+    suffix = <double*> malloc((n + 1) * sizeof(double))
+    if pairs == NULL or suffix == NULL:
+        free(pairs)
+        free(suffix)
+        return -1
+    # b_lo: first tie group whose strict tail weight is <= C_N (1 + eps)
+    if total <= c_neg * (1.0 + COUNT_EPS):
+        b_lo[0] = -INFINITY
+    else:
+        for i in range(n):
+            pairs[i].value = beta_lo[i]
+            pairs[i].weight = weight[i]
+        qsort(pairs, n, sizeof(WeightedValue), _cmp_weighted)
+        suffix[n] = 0.0
+        for i in range(n - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + pairs[i].weight
+        b_lo[0] = pairs[n - 1].value
+        k = 0
+        while k < n:
+            start = k
+            while k + 1 < n and pairs[k + 1].value == pairs[start].value:
+                k += 1
+            tail = suffix[k + 1]            # weight of values > pairs[start].value
+            if tail <= c_neg * (1.0 + COUNT_EPS):
+                b_lo[0] = pairs[start].value
+                break
+            k += 1
+    # b_hi: last tie group whose weight at or above it is >= C_N (1 - eps)
+    if c_neg <= 0.0:
+        b_hi[0] = INFINITY
+    else:
+        for i in range(n):
+            pairs[i].value = beta_hi[i]
+            pairs[i].weight = weight[i]
+        qsort(pairs, n, sizeof(WeightedValue), _cmp_weighted)
+        suffix[n] = 0.0
+        for i in range(n - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + pairs[i].weight
+        b_hi[0] = pairs[0].value
+        k = n - 1
+        while k >= 0:
+            start = k
+            while start - 1 >= 0 and pairs[start - 1].value == pairs[k].value:
+                start -= 1
+            if suffix[start] >= c_neg * (1.0 - COUNT_EPS):
+                b_hi[0] = pairs[k].value
+                break
+            k = start - 1
+    free(pairs)
+    free(suffix)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# intercept: thresholds -> interval -> margins   (bias_screening.md, sec. 2)
+# ---------------------------------------------------------------------------
+
+def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
+                       const double[::1] y, const double[::1] weight,
+                       bint weighted):
+    """Safe interval [b_lo, b_hi] for the intercept from bounds of the scores.
+
+    score_lo_i <= w*'v_i <= score_hi_i; the thresholds are
+    beta_lo = y - score_hi and beta_hi = y - score_lo (bias_screening.md,
+    Thm 2), counted with weights C_i if ``weighted`` (sec. 2.5).
+
+    Returns
+    -------
+    (b_lo, b_hi) : tuple of float
+    """
+    cdef Py_ssize_t i, n = y.shape[0]
+    beta_lo_arr = np.empty(n)
+    beta_hi_arr = np.empty(n)
+    cdef double[::1] beta_lo = beta_lo_arr, beta_hi = beta_hi_arr
+    cdef double b_lo = 0.0, b_hi = 0.0
+    cdef int err
+    with nogil:
+        for i in range(n):
+            beta_lo[i] = y[i] - score_hi[i]
+            beta_hi[i] = y[i] - score_lo[i]
+        err = _count_interval(beta_lo, beta_hi, y, weight, weighted, &b_lo, &b_hi)
+    if err:
+        raise MemoryError("intercept_interval")
+    return b_lo, b_hi
+
+
+def margins_with_intercept(const double[::1] score_lo, const double[::1] score_hi,
+                           const double[::1] y, double b_lo, double b_hi,
+                           double[::1] lower, double[::1] upper):
+    """Bounds of the margin y_i (w*'v_i + b*) over the box
+    [score_lo, score_hi] x [b_lo, b_hi] (bias_screening.md, sec. 2.3):
+        y = +1:  l = score_lo + b_lo,   u = score_hi + b_hi
+        y = -1:  l = -score_hi - b_hi,  u = -score_lo - b_lo
+    Writes into lower/upper, keeping the tighter of the new and the old
+    values (so callers can combine several valid boxes).
+    """
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef double lo, up
+    with nogil:
+        for i in range(n):
+            if y[i] > 0:
+                lo = score_lo[i] + b_lo
+                up = score_hi[i] + b_hi
+            else:
+                lo = -score_hi[i] - b_hi
+                up = -score_lo[i] - b_lo
+            lower[i] = fmax(lower[i], lo)
+            upper[i] = fmin(upper[i], up)
+
+
+def classify(const double[::1] lower, const double[::1] upper, double tau,
+             unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
+    """R' = {l_i > 1 + tau} (a_i = 0), L' = {u_i < 1 - tau} (a_i = C_i)
+    (paper 000, eqs. 7-9, with the safety margin of pitfall 5).  ORs into the
+    masks.  Returns (number in R', number in L')."""
+    cdef Py_ssize_t i, n = lower.shape[0], n_zero = 0, n_bound = 0
+    with nogil:
+        for i in range(n):
+            if lower[i] > 1.0 + tau:
+                screened_zero[i] = 1
+            if upper[i] < 1.0 - tau:
+                screened_bound[i] = 1
+            n_zero += screened_zero[i]
+            n_bound += screened_bound[i]
+    return n_zero, n_bound
+
+
+# ---------------------------------------------------------------------------
+# DVI / BT1 / gap-DVI: one ball
+# ---------------------------------------------------------------------------
+
+def gap_dvi_radius(double q, double W, double gap0):
+    """Radius of the gap-DVI ball (bias_screening.md, Thm 4):
+        r^2 = 1/4 (q - 1)^2 ||w_ref||^2 + q gap_0,   q = C / C_ref.
+    At gap_0 = 0 this is DVI's |C - C_ref| / (2 C_ref) ||w_ref|| (paper 003,
+    Cor. 12 with |.|, seed_003 note obs. (a); paper 000, eq. 16 one-reference
+    case)."""
+    return sqrt(fmax(0.25 * (q - 1.0) * (q - 1.0) * W + q * fmax(gap0, 0.0), 0.0))
+
+
+def ball_rule(const double[::1] vdot_w, const double[::1] vnorm, double q,
+              double radius, double[::1] lower, double[::1] upper):
+    """Bounds of v_i'w* over B((1 + q)/2 w_ref, radius): the DVI / BT1 /
+    gap-DVI ball (centre (1 + q)/2 w_ref: paper 003 Cor. 12, paper 000
+    eq. 16, bias_screening Thm 4).  vdot_w[i] = v_i'w_ref."""
+    cdef Py_ssize_t i, n = vdot_w.shape[0]
+    centre_arr = np.empty(n)
+    cdef double[::1] centre = centre_arr
+    cdef double t = 0.5 * (1.0 + q)
+    with nogil:
+        for i in range(n):
+            centre[i] = t * vdot_w[i]
+        ball_bounds_loop(centre, vnorm, radius, lower, upper)
+
+
+# ---------------------------------------------------------------------------
+# BT2 and IT
+# ---------------------------------------------------------------------------
+
+def choose_shat(const double[::1] qa, const double[::1] y,
+                const double[::1] hi, double q, double b_lo, double b_hi,
+                bint fit_intercept, unsigned char[::1] shat):
+    """The s-hat of NC3 (paper 000, sec. IV-C, eq. 25).
+
+    Bias-free: s_i = 1 iff 1 - t (Q alpha_ref)_i > 0, t = (1 + q)/2, the exact
+    argmax of ||m1 - m2||^2 - r2^2 (linear in s; seed_000 note 2.8).  With the
+    intercept the objective becomes
+        min_{b in {b_lo, b_hi}} sum_i s_i C_i (1 - t qa_i - y_i b)
+    (docs/screening.md, sec. 4), a max-min; we take the best of the argmaxes
+    for b = b_lo, b_hi and their midpoint (any s is safe; only the strength
+    depends on it).
+    """
+    cdef Py_ssize_t i, k, n = qa.shape[0]
+    cdef double t = 0.5 * (1.0 + q), best = -INFINITY, val, v_lo, v_hi, b
+    cdef double cand[3]
+    cdef int best_k = 0
+    with nogil:
+        if not fit_intercept or not (b_lo > -INFINITY and b_hi < INFINITY):
+            for i in range(n):
+                shat[i] = (1.0 - t * qa[i]) > 0.0
+        else:
+            cand[0] = b_lo
+            cand[1] = b_hi
+            cand[2] = 0.5 * (b_lo + b_hi)
+            for k in range(3):
+                b = cand[k]
+                v_lo = 0.0
+                v_hi = 0.0
+                for i in range(n):
+                    if 1.0 - t * qa[i] - y[i] * b > 0.0:
+                        v_lo += hi[i] * (1.0 - t * qa[i] - y[i] * b_lo)
+                        v_hi += hi[i] * (1.0 - t * qa[i] - y[i] * b_hi)
+                val = fmin(v_lo, v_hi)
+                if val > best:
+                    best = val
+                    best_k = k
+            b = cand[best_k]
+            for i in range(n):
+                shat[i] = (1.0 - t * qa[i] - y[i] * b) > 0.0
+    return None
+
+
+def bt2_ball(const double[::1] alpha, const double[::1] qa,
+             const double[::1] qs, const unsigned char[::1] shat,
+             const double[::1] y, const double[::1] hi, double q,
+             double b_ref, double b_lo, double b_hi, bint fit_intercept):
+    """Centre and radius of the BT2 ball and its distance to the BT1 centre.
+
+    m2 = 1/2 (w_ref + sum_j s_j C_j z_j)                (paper 000, Thm 7)
+    r2^2 = ||m2||^2 + sum_i C_i (xi_i - s_i) [+ max(T b_lo, T b_hi)]
+        xi_i = [1 - y_i (g_i + b_ref)]_+ (the reference's slacks at its best
+        intercept b_ref; b_ref = 0 bias-free), T = sum_i s_i C_i y_i; the
+        bracket is the intercept term (docs/screening.md, sec. 4).
+    ||m2||^2 = 1/4 (W + 2 alpha'Qs + (s C)'Qs)           (paper 000, sec. IV-D)
+    phi = m1 - m2 = 1/2 sum_j beta_j z_j, beta = q alpha - s C,
+    ||phi||^2 = 1/4 beta'(q Q alpha - Qs)  (seed_000 note sec. 3: through beta,
+    no cancellation), with Qs = Q (s C) given as ``qs``.
+
+    Returns
+    -------
+    (r2, phi_norm, r2_squared_raw) : floats; r2_squared_raw < 0 beyond
+        round-off flags an inconsistent input (r2 is then clipped at 0).
+    """
+    cdef Py_ssize_t i, n = qa.shape[0]
+    cdef double W = 0.0, a_qs = 0.0, s_qs = 0.0, slack = 0.0, s_sum = 0.0
+    cdef double T = 0.0, m2sq, r2sq, phisq = 0.0, beta, margin, sc
+    with nogil:
+        for i in range(n):
+            sc = hi[i] if shat[i] else 0.0
+            W += alpha[i] * qa[i]
+            a_qs += alpha[i] * qs[i]
+            s_qs += sc * qs[i]
+            margin = 1.0 - qa[i] - (y[i] * b_ref if fit_intercept else 0.0)
+            if margin > 0.0:
+                slack += hi[i] * margin
+            s_sum += sc
+            T += sc * y[i]
+            beta = q * alpha[i] - sc
+            phisq += beta * (q * qa[i] - qs[i])
+        m2sq = 0.25 * (W + 2.0 * a_qs + s_qs)
+        r2sq = m2sq + slack - s_sum
+        if fit_intercept:
+            r2sq += fmax(T * b_lo, T * b_hi)
+        phisq *= 0.25
+    return sqrt(fmax(r2sq, 0.0)), sqrt(fmax(phisq, 0.0)), r2sq
+
+
+def bt2_rule(const double[::1] vdot_w, const double[::1] vdot_s,
+             const double[::1] vnorm, double r2, double[::1] lower,
+             double[::1] upper):
+    """Bounds over the BT2 ball B(m2, r2) (paper 000, Thm 7 + Lemma 1);
+    v_i'm2 = 1/2 (vdot_w + vdot_s), vdot_s[i] = v_i' sum_j s_j C_j z_j."""
+    cdef Py_ssize_t i, n = vdot_w.shape[0]
+    centre_arr = np.empty(n)
+    cdef double[::1] centre = centre_arr
+    with nogil:
+        for i in range(n):
+            centre[i] = 0.5 * (vdot_w[i] + vdot_s[i])
+        ball_bounds_loop(centre, vnorm, r2, lower, upper)
+
+
+def it_rule(const double[::1] vdot_w, const double[::1] vdot_s,
+            const double[::1] vnorm, double q, double r1, double r2,
+            double phi_norm, double[::1] lower, double[::1] upper):
+    """Bounds over BT1 cap BT2 (paper 000, Thm 8): m1 = (1 + q)/2 w_ref with
+    radius r1 (gap-DVI, bias_screening Thm 4), m2 and r2 as in ``bt2_ball``.
+    Returns the geometry status of ``_bounds.two_ball_bounds``."""
+    cdef Py_ssize_t i, n = vdot_w.shape[0]
+    d1_arr = np.empty(n)
+    d2_arr = np.empty(n)
+    cdef double[::1] d1 = d1_arr, d2 = d2_arr
+    cdef double t = 0.5 * (1.0 + q)
+    cdef int status
+    with nogil:
+        for i in range(n):
+            d1[i] = t * vdot_w[i]
+            d2[i] = 0.5 * (vdot_w[i] + vdot_s[i])
+        status = two_ball_bounds_loop(d1, d2, vnorm, r1, r2, phi_norm, lower, upper)
+    return status
+
+
+# ---------------------------------------------------------------------------
+# SSNSV / ESSNSV: domes
+# ---------------------------------------------------------------------------
+
+def dome_rule(const double[::1] vdot_a, const double[::1] vdot_b,
+              const double[::1] vnorm, double gamma_a, double gamma_b,
+              double cross_ab, bint enhanced, double[::1] lower,
+              double[::1] upper):
+    """Bounds over the SSNSV or ESSNSV dome.
+
+    w_a optimal at C_a <= C, w_b feasible with H(w_b) <= s(C) (e.g. optimal
+    at C_b >= C); gamma_a = ||w_a||^2, gamma_b = ||w_b||^2,
+    cross_ab = w_a'w_b, vdot_a[i] = v_i'w_a, vdot_b[i] = v_i'w_b.
+    Both domes are {u'w <= d} cap B(o, r) with u = -w_a, d = -gamma_a
+    (paper 002, eq. 11, Lemma 1):
+      SSNSV  (paper 002, eq. 12): o = 0, r = ||w_b||;  d' = -gamma_a
+      ESSNSV (paper 003, eq. 57, Thm 19): o = w_b / 2, r = ||w_b|| / 2;
+             d' = -gamma_a + 1/2 w_a'w_b = rho
+    and Lemma 20 of paper 003 gives the closed form (corrected branch of
+    paper 000 Thm 11 / paper 002 Thm 2 per seed_000 note 2.9).
+    Returns the geometry status.
+    """
+    cdef Py_ssize_t i, n = vdot_a.shape[0]
+    o_arr = np.empty(n)
+    u_arr = np.empty(n)
+    cdef double[::1] vo = o_arr, vu = u_arr
+    cdef double radius, d_prime, u_norm = sqrt(fmax(gamma_a, 0.0))
+    cdef int status
+    if enhanced:
+        radius = 0.5 * sqrt(fmax(gamma_b, 0.0))
+        d_prime = -gamma_a + 0.5 * cross_ab
+    else:
+        radius = sqrt(fmax(gamma_b, 0.0))
+        d_prime = -gamma_a
+    with nogil:
+        for i in range(n):
+            vo[i] = 0.5 * vdot_b[i] if enhanced else 0.0
+            vu[i] = -vdot_a[i]
+        status = dome_bounds_loop(vo, vu, vnorm, radius, u_norm, d_prime, lower, upper)
+    return status
+
+
+# ---------------------------------------------------------------------------
+# pairwise count (bias_screening.md, sec. 2.4b)
+# ---------------------------------------------------------------------------
+
+def pairwise_certify(const Py_ssize_t[::1] candidates,
+                     const double[:, ::1] kernel_rows,
+                     const double[::1] kernel_diag,
+                     const double[::1] beta_centre, const double[::1] y,
+                     const double[::1] weight, double radius,
+                     unsigned char[::1] screened_zero,
+                     unsigned char[::1] screened_bound):
+    """Pairwise count for the candidates (row r of kernel_rows is K[cand_r, :]).
+
+    With beta_j = y_j - w*'phi_j and w* in B(m, r):
+        beta_j - beta_i in (bc_j - bc_i) +/- r ||phi_j - phi_i||,
+        bc = y - m'phi,  ||phi_j - phi_i||^2 = K_ii + K_jj - 2 K_ij.
+    From Lemma 2 (weighted form, sec. 2.5):
+        sum_{j: beta_j > beta_i certified} C_j > C_N  =>  b* > beta_i
+        sum_{j: beta_j < beta_i certified} C_j > C_P  =>  b* < beta_i
+    and b* > beta_i puts a positive in R (a = 0), a negative in L (a = C);
+    b* < beta_i the other way round.  ORs into the masks; returns the number
+    of newly screened candidates.
+    """
+    cdef Py_ssize_t r, i, j, n = y.shape[0], m = candidates.shape[0], added = 0
+    cdef double c_neg = 0.0, c_pos = 0.0, above, below, diff, spread, d2
+    for j in range(n):
+        if y[j] > 0:
+            c_pos += weight[j]
+        else:
+            c_neg += weight[j]
+    with nogil:
+        for r in range(m):
+            i = candidates[r]
+            above = 0.0
+            below = 0.0
+            for j in range(n):
+                if j == i:
+                    continue
+                d2 = kernel_diag[i] + kernel_diag[j] - 2.0 * kernel_rows[r, j]
+                spread = radius * sqrt(fmax(d2, 0.0))
+                diff = beta_centre[j] - beta_centre[i]
+                if diff - spread > 1e-12 * (1.0 + fabs(diff)):
+                    above += weight[j]
+                elif diff + spread < -1e-12 * (1.0 + fabs(diff)):
+                    below += weight[j]
+            if above > c_neg * (1.0 + COUNT_EPS):           # b* > beta_i
+                if y[i] > 0:
+                    if not screened_zero[i]:
+                        added += 1
+                    screened_zero[i] = 1
+                else:
+                    if not screened_bound[i]:
+                        added += 1
+                    screened_bound[i] = 1
+            elif below > c_pos * (1.0 + COUNT_EPS):         # b* < beta_i
+                if y[i] > 0:
+                    if not screened_bound[i]:
+                        added += 1
+                    screened_bound[i] = 1
+                else:
+                    if not screened_zero[i]:
+                        added += 1
+                    screened_zero[i] = 1
+    return added
+
+
+# ---------------------------------------------------------------------------
+# linear kernel on CSR data: explicit w at O(nnz)   (paper 003, sec. 3)
+# ---------------------------------------------------------------------------
+
+def csr_transpose_times(const int[::1] indptr, const int[::1] indices,
+                        const double[::1] data, const double[::1] coef,
+                        Py_ssize_t n_features):
+    """w = X' coef  (w = sum_i coef_i x_i), O(nnz)."""
+    w_arr = np.zeros(n_features)
+    cdef double[::1] w = w_arr
+    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
+    cdef double c
+    with nogil:
+        for i in range(n):
+            c = coef[i]
+            if c != 0.0:
+                for p in range(indptr[i], indptr[i + 1]):
+                    w[indices[p]] += c * data[p]
+    return w_arr
+
+
+def csr_times(const int[::1] indptr, const int[::1] indices,
+              const double[::1] data, const double[::1] w):
+    """X w, O(nnz)."""
+    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
+    out_arr = np.empty(n)
+    cdef double[::1] out = out_arr
+    cdef double s
+    with nogil:
+        for i in range(n):
+            s = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                s += data[p] * w[indices[p]]
+            out[i] = s
+    return out_arr
+
+
+def csr_centred_sq_norms(const int[::1] indptr, const int[::1] indices,
+                         const double[::1] data, const double[::1] centre):
+    """||x_i - c||^2 = ||x_i||^2 - 2 x_i'c + ||c||^2, O(nnz)."""
+    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
+    cdef double cc = _dot(centre, centre), s, xc
+    out_arr = np.empty(n)
+    cdef double[::1] out = out_arr
+    with nogil:
+        for i in range(n):
+            s = 0.0
+            xc = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                s += data[p] * data[p]
+                xc += data[p] * centre[indices[p]]
+            out[i] = fmax(s - 2.0 * xc + cc, 0.0)
+    return out_arr

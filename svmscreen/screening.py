@@ -1,0 +1,500 @@
+"""Safe sample screening: the public entry points.
+
+Given a reference solution of the C-SVC dual (any *feasible* alpha_ref, with
+its gradient G = Q alpha_ref - 1, at box hi_ref) and a target box
+hi = q * hi_ref, ``screen`` returns per-sample bounds
+lower_i <= y_i f*(x_i) <= upper_i of the margins at the target optimum, the
+samples proved to have alpha*_i = 0 (``screened_zero``, R') or
+alpha*_i = hi_i (``screened_bound``, L'), and a safe interval for the
+intercept.  ``screen_dome`` does the same for the SSNSV / ESSNSV domes,
+which need two references.
+
+Safety, in one line each (derivations in docs/screening.md):
+- every rule is safe for an *inexact* feasible reference: the ball radius
+  carries the reference's duality gap (bias_screening.md, Thm 4), BT2 needs
+  only feasibility (paper 000, NC1 + NC3); the domes need optimal references
+  (paper 002, Lemma 1) and are documented as such;
+- with an intercept (LIBSVM's model) the rules bound w*'v_i and then the
+  intercept by counting (bias_screening.md, sec. 2), weighted when the box
+  differs between samples (sec. 2.5); the reference's b is never reused;
+- q < 1 (C < C_ref) is allowed for the ball rules (|q - 1|), BT2 and IT.
+
+Trusts: ``ScreeningData`` validated X and y once; the references passed to
+``screen`` are feasible for their box (0 <= alpha <= hi_ref and y'alpha = 0
+with an intercept) and their gradients belong to them.  Shapes and the
+proportionality of the boxes are checked here.
+"""
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmscreen._kernels import Kernel
+from svmscreen import _rules
+from svmscreen.objective import duality_gap
+
+__all__ = ["ScreeningData", "ScreeningResult", "ShatState", "screen",
+           "screen_dome", "RULES", "DOME_RULES"]
+
+RULES = ("dvi", "bt1", "bt2", "it")
+DOME_RULES = ("ssnsv", "essnsv")
+# Safety margin of the strict tests l_i > 1 + tau, u_i < 1 - tau (seed_003 note pitfall 5).
+DEFAULT_TAU = 1e-9
+# Rows of the kernel matrix fetched per block.
+ROW_BLOCK = 256
+
+
+class ScreeningData:
+    """Per-dataset quantities every rule reuses (computed once per path).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), CSR matrix, or (n, n) Gram matrix
+        Training data, already validated (float64 C-contiguous or CSR with
+        sorted indices), as for ``svmscreen._kernels.Kernel``.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    kernel, gamma, coef0, degree
+        Kernel parameters as for ``Kernel``.
+    fit_intercept : bool
+        LIBSVM's model (True) or the bias-free SVM of the papers.
+    centre : bool
+        Centring tightening of the intercept count (bias_screening.md,
+        sec. 2.4a), on by default.  The uncentred box is always used too.
+    centre_sample : int
+        The centre is the mean of phi over all samples when n <= centre_sample,
+        else over a fixed random subsample of that size (equally safe, O(n m)
+        kernel values instead of O(n^2)).
+    """
+
+    def __init__(self, X, y, kernel="rbf", gamma=1.0, coef0=0.0, degree=3,
+                 fit_intercept=True, centre=True, centre_sample=2000,
+                 random_state=0):
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if y.ndim != 1 or not np.all((y == 1.0) | (y == -1.0)):
+            raise ValueError("y must be a 1-D array of -1/+1 labels")
+        self.X = X
+        self.y = y
+        self.n = y.shape[0]
+        self.kernel_name = kernel
+        self.kernel = Kernel(X, kernel, float(gamma), float(coef0), int(degree))
+        if self.kernel.n_samples != self.n:
+            raise ValueError(f"X has {self.kernel.n_samples} samples, y has {self.n}")
+        self.fit_intercept = bool(fit_intercept)
+        self.centre = bool(centre) and self.fit_intercept
+        self.linear = kernel == "linear"
+        self.kernel_diag = self.kernel.diagonal()
+        self.norms = np.sqrt(np.maximum(self.kernel_diag, 0.0))      # ||phi_i|| = ||z_i||
+        self._centre_sample = int(centre_sample)
+        self._rng = np.random.default_rng(random_state)
+        self._centre_index = None
+        self._centred_norms = None
+
+    # -- products with Q -----------------------------------------------------
+    def scores(self, coef):
+        """g_i = sum_j coef_j y_j K(x_j, x_i) = w(coef)'phi_i for every i.
+
+        Linear kernel: explicit w = X'(y coef) and X w, O(nnz) (paper 003,
+        sec. 3).  Other kernels: kernel rows of the nonzero coefficients.
+        """
+        coef = np.asarray(coef, dtype=np.float64)
+        signed = self.y * coef
+        if self.linear:
+            return self.linear_scores(self.weight_vector(coef))
+        nz = np.flatnonzero(signed)
+        out = np.zeros(self.n)
+        for start in range(0, nz.size, ROW_BLOCK):
+            rows = nz[start:start + ROW_BLOCK]
+            out += self.kernel.rows(rows).T @ signed[rows]
+        return out
+
+    def weight_vector(self, coef):
+        """Linear kernel only: w = sum_j coef_j y_j x_j (dense d-vector)."""
+        signed = self.y * np.asarray(coef, dtype=np.float64)
+        if sp.issparse(self.X):
+            X = self.X
+            return _rules.csr_transpose_times(X.indptr, X.indices, X.data,
+                                              signed, X.shape[1])
+        return self.X.T @ signed
+
+    def linear_scores(self, w):
+        """Linear kernel only: X w, O(nnz)."""
+        if sp.issparse(self.X):
+            X = self.X
+            return _rules.csr_times(X.indptr, X.indices, X.data,
+                                    np.ascontiguousarray(w, dtype=np.float64))
+        return self.X @ w
+
+    def q_times(self, coef):
+        """(Q coef)_i = y_i g_i(coef)."""
+        return self.y * self.scores(coef)
+
+    # -- centring (bias_screening.md, sec. 2.4a) -------------------------------
+    @property
+    def centre_index(self):
+        if self._centre_index is None:
+            if self.n <= self._centre_sample:
+                self._centre_index = np.arange(self.n)
+            else:
+                self._centre_index = np.sort(self._rng.choice(
+                    self.n, self._centre_sample, replace=False))
+        return self._centre_index
+
+    @property
+    def centred_norms(self):
+        """||phi_i - c||, c = mean of phi over ``centre_index``:
+        ||phi_i - c||^2 = K_ii - 2 mean_{j in S} K_ij + mean_{S x S} K."""
+        if self._centred_norms is None:
+            S = self.centre_index
+            if self.linear:
+                X = self.X
+                c = np.asarray(X[S].mean(axis=0)).ravel()
+                if sp.issparse(X):
+                    sq = _rules.csr_centred_sq_norms(X.indptr, X.indices, X.data, c)
+                else:
+                    sq = np.einsum("ij,ij->i", X - c, X - c)
+            else:
+                row_mean = np.zeros(self.n)
+                for start in range(0, S.size, ROW_BLOCK):
+                    rows = S[start:start + ROW_BLOCK]
+                    row_mean += self.kernel.rows(rows).sum(axis=0)
+                row_mean /= S.size
+                sq = self.kernel_diag - 2.0 * row_mean + row_mean[S].mean()
+            self._centred_norms = np.sqrt(np.maximum(sq, 0.0))
+        return self._centred_norms
+
+    def centred(self, scores):
+        """w'(phi_i - c) from w'phi_i: subtract the mean over ``centre_index``."""
+        return scores - scores[self.centre_index].mean()
+
+
+class ShatState:
+    """s-hat of BT2/IT and Q (s-hat * hi), carried along a path so that Qs is
+    updated by the columns whose s_j changed (paper 000, sec. IV-E, Table I).
+
+    Attributes
+    ----------
+    shat : bool ndarray of shape (n,)
+    qs : ndarray of shape (n,)
+        Q (shat * hi).
+    hi : ndarray of shape (n,)
+        The box ``qs`` was computed for.
+    """
+
+    def __init__(self, shat, qs, hi):
+        self.shat = shat
+        self.qs = qs
+        self.hi = hi
+
+
+class ScreeningResult:
+    """Output of one screening step.
+
+    Attributes
+    ----------
+    lower, upper : ndarray of shape (n,)
+        Bounds of the margin y_i f*(x_i) at the target optimum.
+    screened_zero : bool ndarray
+        R': alpha*_i = 0 in every optimum (drop the sample).
+    screened_bound : bool ndarray
+        L': alpha*_i = hi_i in every optimum (fix the sample at its bound).
+    b_interval : tuple of float
+        Safe interval for the intercept b* (b = -rho); (0, 0) bias-free.
+    seconds : float
+        Wall time of the rule (everything after the reference's Q alpha).
+    rule : str
+    radius : float
+        Radius of the (gap-)DVI ball (0 for the domes).
+    gap_ref : float
+        Duality gap of the reference used in the radius.
+    status : dict
+        Geometry statuses and flags (e.g. ``"disjoint"``: the inputs were
+        inconsistent and a looser fallback was used).
+    shat_state : ShatState or None
+        For BT2/IT: pass it to the next step of a path.
+    """
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    @property
+    def n_screened(self):
+        return int(self.screened_zero.sum() + self.screened_bound.sum())
+
+    def __repr__(self):
+        return (f"ScreeningResult(rule={self.rule!r}, zero={int(self.screened_zero.sum())}, "
+                f"bound={int(self.screened_bound.sum())}, b_interval={self.b_interval}, "
+                f"seconds={self.seconds:.3g})")
+
+
+def _box_ratio(hi, hi_ref, name="hi", name_ref="hi_ref"):
+    """q with hi = q hi_ref (the rules need proportional boxes: the theta-box
+    [0, hi/C] is then C-free, bias_screening.md sec. 2.5)."""
+    ratio = hi / hi_ref
+    q = float(ratio[0])
+    if not np.all(np.abs(ratio - q) <= 1e-12 * q):
+        raise ValueError(f"{name} must be a constant multiple of {name_ref}")
+    if not q > 0:
+        raise ValueError(f"{name} / {name_ref} must be positive, got {q!r}")
+    return q
+
+
+def _as_vector(value, n, name):
+    arr = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)))
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be positive and finite")
+    return arr
+
+
+class _ScoreSets:
+    """The vectors v_i the geometry bounds: z_i (bias-free), or phi_i and
+    phi_i - c (intercept).  Each entry: (name, dots-of-w function, norms)."""
+
+    def __init__(self, data):
+        self.data = data
+        if not data.fit_intercept:
+            self.sets = [("margin", None, data.norms)]
+        else:
+            self.sets = [("plain", None, data.norms)]
+            if data.centre:
+                self.sets.append(("centred", data.centred, data.centred_norms))
+
+    def dots(self, qvec, transform):
+        """v_i'w for w with Q-products qvec (= z_i'w)."""
+        if not self.data.fit_intercept:
+            return np.ascontiguousarray(qvec)
+        scores = self.data.y * qvec                      # phi_i'w
+        return np.ascontiguousarray(scores if transform is None else transform(scores))
+
+
+def _finish(data, sets, bound_fn, hi, weighted):
+    """Run ``bound_fn(name, transform, norms) -> (score_lo, score_hi, status)``
+    on each v-set and turn the bounds into margin bounds (with the intercept
+    count when needed).  Returns (lower, upper, b_interval, b_centred, statuses)."""
+    n = data.n
+    lower = np.full(n, -np.inf)
+    upper = np.full(n, np.inf)
+    b_interval = (0.0, 0.0)
+    b_centred = None
+    statuses = {}
+    for name, transform, norms in sets.sets:
+        s_lo, s_hi, status = bound_fn(transform, norms)
+        statuses[name] = status
+        if not data.fit_intercept:
+            np.maximum(lower, s_lo, out=lower)
+            np.minimum(upper, s_hi, out=upper)
+            continue
+        b_lo, b_hi = _rules.intercept_interval(s_lo, s_hi, data.y, hi, weighted)
+        _rules.margins_with_intercept(s_lo, s_hi, data.y, b_lo, b_hi, lower, upper)
+        if name == "plain":
+            b_interval = (b_lo, b_hi)
+        else:
+            b_centred = (b_lo, b_hi)
+    return lower, upper, b_interval, b_centred, statuses
+
+
+def _update_shat_state(data, shat, hi, state):
+    """Q (shat * hi), reusing ``state`` (same data, proportional box)."""
+    if data.linear:
+        qs = data.q_times(shat * hi)
+        return ShatState(shat, qs, hi)
+    if state is not None and state.shat.shape == shat.shape:
+        scale = _box_ratio(hi, state.hi, "hi", "shat_state.hi")
+        qs = state.qs * scale
+        changed = np.flatnonzero(shat != state.shat)
+        if changed.size < data.n // 2:
+            delta = np.where(shat[changed], hi[changed], -hi[changed])
+            coef = np.zeros(data.n)
+            coef[changed] = delta
+            qs = qs + data.q_times(coef)
+            return ShatState(shat, qs, hi)
+    return ShatState(shat, data.q_times(shat * hi), hi)
+
+
+def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
+           pairwise=False, shat_state=None, exact_reference=False):
+    """Screen for the target box ``hi`` from a reference at ``hi_ref``.
+
+    Parameters
+    ----------
+    data : ScreeningData
+    alpha_ref : ndarray of shape (n,)
+        A feasible point of the dual at ``hi_ref`` (an optimum along a path,
+        or the current SMO iterate for dynamic screening).
+    grad_ref : ndarray of shape (n,) or None
+        Q alpha_ref - 1 (the solver's gradient, p = -1) for every sample;
+        None computes it (O(nnz) linear, O(n #SV) kernel values otherwise).
+    hi_ref, hi : float or ndarray of shape (n,)
+        Boxes of the reference and of the target; per-sample boxes (class
+        weights) must be proportional: hi = q hi_ref.  hi = hi_ref gives the
+        dynamic gap-safe ball B(w, sqrt(gap)) (bias_screening.md, sec. 4).
+    rule : {"dvi", "bt1", "bt2", "it"}
+        "dvi" and "bt1" are the same ball (paper 000, App. C); "it" is the
+        intersection of that ball with BT2 (paper 000, Thm 8).
+    tau : float
+        Safety margin of the tests l > 1 + tau, u < 1 - tau.
+    pairwise : bool
+        Add the O(n^2) pairwise intercept count (bias_screening.md 2.4b) for
+        the samples the box test leaves undecided (intercept only).
+    shat_state : ShatState or None
+        The previous step's ``result.shat_state`` (BT2/IT, kernel form): Q s
+        is then updated by the changed columns only.
+    exact_reference : bool
+        Treat the reference as exactly optimal (gap 0): the papers' rules.
+        Unsafe for an inexact reference; for tests and reproductions.
+
+    Returns
+    -------
+    ScreeningResult
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    n = data.n
+    y = data.y
+    alpha = np.ascontiguousarray(alpha_ref, dtype=np.float64)
+    if alpha.shape != (n,):
+        raise ValueError(f"alpha_ref must have shape ({n},), got {alpha.shape}")
+    hi_ref = _as_vector(hi_ref, n, "hi_ref")
+    hi = _as_vector(hi, n, "hi")
+    q = _box_ratio(hi, hi_ref)
+    if grad_ref is None:
+        qa = data.q_times(alpha)
+        grad = qa - 1.0
+    else:
+        grad = np.ascontiguousarray(grad_ref, dtype=np.float64)
+        if grad.shape != (n,):
+            raise ValueError(f"grad_ref must have shape ({n},), got {grad.shape}")
+        qa = grad + 1.0
+    start = time.perf_counter()
+    weighted = bool(np.any(hi != hi[0]))
+    W = float(alpha @ qa)                                    # ||w_ref||^2
+    if exact_reference:
+        gap0 = 0.0
+        b_ref = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
+                            y if data.fit_intercept else None).b
+    else:
+        gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
+                          y if data.fit_intercept else None)
+        gap0, b_ref = max(gap.gap, 0.0), gap.b
+    r1 = _rules.gap_dvi_radius(q, W, gap0)                   # bias_screening Thm 4
+    sets = _ScoreSets(data)
+
+    def ball(transform, norms):
+        vdot_w = sets.dots(qa, transform)
+        lo, up = np.empty(n), np.empty(n)
+        _rules.ball_rule(vdot_w, norms, q, r1, lo, up)
+        return lo, up, 0
+
+    lower, upper, b_interval, b_centred, statuses = _finish(data, sets, ball, hi, weighted)
+    status = {"ball": statuses}
+    new_state = None
+    if rule in ("bt2", "it"):
+        b_lo, b_hi = b_interval                              # safe interval of b* (ball)
+        shat = np.zeros(n, dtype=np.uint8)
+        _rules.choose_shat(qa, y, hi, q, b_lo, b_hi, data.fit_intercept, shat)
+        shat = shat.astype(bool)
+        new_state = _update_shat_state(data, shat, hi, shat_state)
+        qs = np.ascontiguousarray(new_state.qs)
+        r2, phi_norm, r2sq_raw = _rules.bt2_ball(
+            alpha, qa, qs, shat.view(np.uint8), y, hi, q, b_ref, b_lo, b_hi,
+            data.fit_intercept)
+        status["r2_squared"] = r2sq_raw
+
+        def second(transform, norms):
+            vdot_w = sets.dots(qa, transform)
+            vdot_s = sets.dots(qs, transform)
+            lo, up = np.empty(n), np.empty(n)
+            if rule == "bt2":
+                _rules.bt2_rule(vdot_w, vdot_s, norms, r2, lo, up)
+                return lo, up, 0
+            geo = _rules.it_rule(vdot_w, vdot_s, norms, q, r1, r2, phi_norm, lo, up)
+            return lo, up, geo
+
+        lower, upper, b_interval2, b_centred, statuses = _finish(data, sets, second, hi, weighted)
+        status["second"] = statuses
+        if data.fit_intercept:
+            b_interval = (max(b_interval[0], b_interval2[0]), min(b_interval[1], b_interval2[1]))
+    zero = np.zeros(n, dtype=np.uint8)
+    bound = np.zeros(n, dtype=np.uint8)
+    _rules.classify(lower, upper, tau, zero, bound)
+    if pairwise and data.fit_intercept:
+        _pairwise(data, qa, q, r1, hi, zero, bound)
+    seconds = time.perf_counter() - start
+    return ScreeningResult(
+        rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
+        screened_bound=bound.astype(bool), b_interval=b_interval,
+        b_interval_centred=b_centred, seconds=seconds, radius=r1, gap_ref=gap0,
+        status=status, shat_state=new_state)
+
+
+def _pairwise(data, qa, q, radius, hi, zero, bound):
+    """Pairwise count on the undecided samples with the (gap-)DVI ball."""
+    candidates = np.flatnonzero(~(zero.astype(bool) | bound.astype(bool))).astype(np.intp)
+    if candidates.size == 0:
+        return 0
+    y = data.y
+    beta_centre = np.ascontiguousarray(y - 0.5 * (1.0 + q) * y * qa)   # y - m'phi
+    added = 0
+    for start in range(0, candidates.size, ROW_BLOCK):
+        cand = np.ascontiguousarray(candidates[start:start + ROW_BLOCK])
+        rows = np.ascontiguousarray(data.kernel.rows(cand))
+        added += _rules.pairwise_certify(cand, rows, data.kernel_diag, beta_centre,
+                                         y, hi, radius, zero, bound)
+    return added
+
+
+def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
+                rule="essnsv", *, tau=DEFAULT_TAU):
+    """SSNSV (paper 002) or ESSNSV (paper 003, Thm 19) for hi_a <= hi <= hi_b.
+
+    Parameters
+    ----------
+    data : ScreeningData
+    alpha_a, grad_a, hi_a
+        The optimum at the smaller box (C_a <= C) and its gradient Q a - 1.
+    alpha_b, grad_b, hi_b
+        The optimum at the larger box (C_b >= C), or any point whose hinge
+        loss is at most s(C) (paper 002, Lemma 1).
+    hi : target box, proportional to hi_a and hi_b.
+    rule : {"ssnsv", "essnsv"}
+
+    Both references must be optimal (to the tolerance the caller accepts):
+    the half-space of the dome is a first-order optimality condition at w_a,
+    and no gap inflation is derived for it (docs/screening.md, sec. 6).
+    The final KKT check of the screened solve is the guard.
+    """
+    if rule not in DOME_RULES:
+        raise ValueError(f"rule must be one of {DOME_RULES}, got {rule!r}")
+    n = data.n
+    hi_a = _as_vector(hi_a, n, "hi_a")
+    hi_b = _as_vector(hi_b, n, "hi_b")
+    hi = _as_vector(hi, n, "hi")
+    if _box_ratio(hi, hi_a, "hi", "hi_a") < 1.0 - 1e-12 or \
+            _box_ratio(hi_b, hi, "hi_b", "hi") < 1.0 - 1e-12:
+        raise ValueError("the domes need hi_a <= hi <= hi_b")
+    alpha_a = np.ascontiguousarray(alpha_a, dtype=np.float64)
+    alpha_b = np.ascontiguousarray(alpha_b, dtype=np.float64)
+    qa_a = data.q_times(alpha_a) if grad_a is None else np.asarray(grad_a, dtype=np.float64) + 1.0
+    qa_b = data.q_times(alpha_b) if grad_b is None else np.asarray(grad_b, dtype=np.float64) + 1.0
+    start = time.perf_counter()
+    weighted = bool(np.any(hi != hi[0]))
+    gamma_a = float(alpha_a @ qa_a)                  # ||w_a||^2
+    gamma_b = float(alpha_b @ qa_b)                  # ||w_b||^2
+    cross = float(alpha_a @ qa_b)                    # w_a'w_b
+    sets = _ScoreSets(data)
+
+    def dome(transform, norms):
+        lo, up = np.empty(n), np.empty(n)
+        geo = _rules.dome_rule(sets.dots(qa_a, transform), sets.dots(qa_b, transform),
+                               norms, gamma_a, gamma_b, cross, rule == "essnsv", lo, up)
+        return lo, up, geo
+
+    lower, upper, b_interval, b_centred, statuses = _finish(data, sets, dome, hi, weighted)
+    zero = np.zeros(n, dtype=np.uint8)
+    bound = np.zeros(n, dtype=np.uint8)
+    _rules.classify(lower, upper, tau, zero, bound)
+    return ScreeningResult(
+        rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
+        screened_bound=bound.astype(bool), b_interval=b_interval,
+        b_interval_centred=b_centred, seconds=time.perf_counter() - start,
+        radius=0.0, gap_ref=0.0, status={"dome": statuses}, shat_state=None)
