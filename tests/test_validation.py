@@ -270,3 +270,15 @@ def test_import_svmscreen():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()
     assert out.stderr == ""
+
+
+def test_gamma_scale_and_auto_resolve_alike_for_dense_and_csr():
+    """gamma='scale' is scikit-learn's 1/(d * X.var()) (over every entry,
+    zeros included), 'auto' and None LIBSVM's 1/d, for both layouts."""
+    X, y = load_dataset("mushrooms", 300)
+    dense = X.toarray()
+    for gamma, expected in (("scale", 1.0 / (dense.shape[1] * dense.var())),
+                            ("auto", 1.0 / dense.shape[1]), (None, 1.0 / dense.shape[1])):
+        for Xl in (dense, X):
+            model = fit_binary(Xl, y, kernel="rbf", gamma=gamma)
+            assert model.gamma == pytest.approx(expected, rel=1e-12)
