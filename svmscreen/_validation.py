@@ -104,6 +104,23 @@ def check_labels(y, n_samples, name="y"):
     return y
 
 
+def check_vector(value, n, name):
+    """A finite float64 copy of a length-n real vector."""
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:
+        raise TypeError(f"{name} cannot be converted to an array: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must be a finite array of shape ({n},), got shape {arr.shape}")
+    arr = np.array(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be a finite array of shape ({n},): it contains "
+                         "NaN or infinity")
+    return arr
+
+
 def binary_signs(y, name="y"):
     """(classes, s) with s_i = +1 for classes[1], -1 for classes[0]."""
     classes = np.unique(y)
@@ -175,11 +192,9 @@ def class_bounds(signs, classes, C, class_weight, sample_weight):
                                  f"(labels: {classes.tolist()})")
             hi[signs == (1.0 if match[0] == 1 else -1.0)] *= weight
     if sample_weight is not None:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        if sw.shape != signs.shape:
-            raise ValueError(f"sample_weight must have shape {signs.shape}, got {sw.shape}")
-        if not np.all(np.isfinite(sw)) or np.any(sw < 0):
-            raise ValueError("sample_weight must be finite and >= 0")
+        sw = check_vector(sample_weight, signs.size, "sample_weight")
+        if np.any(sw < 0):
+            raise ValueError("sample_weight must be finite and >= 0, got a negative value")
         hi = hi * sw
     return hi
 

@@ -11,8 +11,9 @@ import scipy.sparse as sp
 from svmscreen._kernels import Kernel, compute_layout, cross_kernel
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
-                                   check_parameters, check_precomputed, check_X,
-                                   class_bounds, resolve_gamma, warn_if_not_converged)
+                                   check_parameters, check_precomputed, check_vector,
+                                   check_X, class_bounds, resolve_gamma,
+                                   warn_if_not_converged)
 from svmscreen.objective import duality_gap
 
 __all__ = ["BinaryModel", "fit_binary", "ConvergenceWarning"]
@@ -154,9 +155,7 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     if alpha0 is None:
         alpha0 = np.zeros(n)
     else:
-        alpha0 = np.array(alpha0, dtype=np.float64)
-        if alpha0.shape != (n,) or not np.all(np.isfinite(alpha0)):
-            raise ValueError(f"alpha0 must be a finite array of shape ({n},)")
+        alpha0 = check_vector(alpha0, n, "alpha0")
         if np.any(alpha0 < lo) or np.any(alpha0 > hi):
             raise ValueError("alpha0 must satisfy 0 <= alpha0_i <= C_i")
         if fit_intercept and abs(np.dot(signs, alpha0)) > 1e-10 * max(1.0, hi.sum()):

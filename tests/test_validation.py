@@ -98,11 +98,11 @@ ERRORS = [
     ("class-weight-negative", X0, Y0, {"class_weight": {1.0: -2.0}}, ValueError,
      "class_weight"),
     ("sample-weight-shape", X0, Y0, {"sample_weight": np.ones(5)}, ValueError,
-     "sample_weight must have shape"),
+     "sample_weight must be a finite array of shape"),
     ("sample-weight-negative", X0, Y0, {"sample_weight": with_value(np.ones(8), 2, -1.0)},
      ValueError, "sample_weight must be finite and >= 0"),
     ("sample-weight-nan", X0, Y0, {"sample_weight": with_value(np.ones(8), 2, np.nan)},
-     ValueError, "sample_weight must be finite"),
+     ValueError, "sample_weight must be a finite array"),
     # precomputed kernels
     ("precomputed-non-square", X0 @ X0[:5].T, Y0, {"kernel": "precomputed"}, ValueError,
      r"must be square, got shape \(8, 5\)"),
