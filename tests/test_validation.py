@@ -282,3 +282,23 @@ def test_gamma_scale_and_auto_resolve_alike_for_dense_and_csr():
         for Xl in (dense, X):
             model = fit_binary(Xl, y, kernel="rbf", gamma=gamma)
             assert model.gamma == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel, scale, params", [
+    ("linear", 1e200, {}),
+    ("rbf", 1e200, {"gamma": 0.5}),
+    ("poly", 1e120, {"gamma": 1.0, "degree": 3}),
+])
+def test_kernel_overflow_is_not_a_silent_model(kernel, scale, params):
+    """Finite data whose kernel values overflow (u'v beyond 1.8e308) must not
+    come back as an "optimal" model with a NaN objective: either a
+    ValueError naming the problem, or a finite, usable model."""
+    X, y = small_problem()
+    try:
+        model = fit_binary(X * scale, y, kernel=kernel, **params)
+    except ValueError as exc:
+        assert any(word in str(exc) for word in ("X", "kernel", "overflow", "finite"))
+        return
+    assert np.isfinite(model.objective_), (model.status_, model.objective_)
+    assert np.isfinite(model.intercept_)
+    assert np.all(np.isfinite(model.decision_function(X * scale)))
