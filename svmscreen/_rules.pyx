@@ -36,6 +36,9 @@ from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
 # Relative slack of the weighted count's float comparisons
 # (bias_screening.md, sec. 2.5: "compare with C_N (1 +- 1e-12)").
 cdef double COUNT_EPS = 1e-12
+# Relative round-off allowance added to squared radii that are differences of
+# larger terms (r2^2 of BT2, the reference's duality gap).
+cdef double ROUNDOFF = 1e-13
 
 
 # ---------------------------------------------------------------------------
@@ -270,13 +273,16 @@ def classify(const double[::1] lower, const double[::1] upper, double tau,
 # DVI / BT1 / gap-DVI: one ball
 # ---------------------------------------------------------------------------
 
-def gap_dvi_radius(double q, double W, double gap0):
+def gap_dvi_radius(double q, double W, double gap0, double gap_magnitude=0.0):
     """Radius of the gap-DVI ball (bias_screening.md, Thm 4):
         r^2 = 1/4 (q - 1)^2 ||w_ref||^2 + q gap_0,   q = C / C_ref.
     At gap_0 = 0 this is DVI's |C - C_ref| / (2 C_ref) ||w_ref|| (paper 003,
     Cor. 12 with |.|, seed_003 note obs. (a); paper 000, eq. 16 one-reference
-    case)."""
-    return sqrt(fmax(0.25 * (q - 1.0) * (q - 1.0) * W + q * fmax(gap0, 0.0), 0.0))
+    case).  ``gap_magnitude`` (the size of the terms gap_0 is a difference
+    of, e.g. W + 1'alpha + sum C_i xi_i) widens gap_0 by its round-off; pass 0
+    for a reference declared exact."""
+    return sqrt(fmax(0.25 * (q - 1.0) * (q - 1.0) * W
+                     + q * (fmax(gap0, 0.0) + ROUNDOFF * gap_magnitude), 0.0))
 
 
 def ball_rule(const double[::1] vdot_w, const double[::1] vnorm, double q,
@@ -364,7 +370,8 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
     """
     cdef Py_ssize_t i, n = qa.shape[0]
     cdef double W = 0.0, a_qs = 0.0, s_qs = 0.0, slack = 0.0, s_sum = 0.0
-    cdef double T = 0.0, m2sq, r2sq, phisq = 0.0, beta, margin, sc
+    cdef double r2sq_safe
+    cdef double T = 0.0, m2sq, r2sq, phisq = 0.0, beta, margin, sc, magnitude = 0.0
     with nogil:
         for i in range(n):
             sc = hi[i] if shat[i] else 0.0
@@ -378,12 +385,19 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
             T += sc * y[i]
             beta = q * alpha[i] - sc
             phisq += beta * (q * qa[i] - qs[i])
+            magnitude += fabs(alpha[i] * qa[i]) + fabs(alpha[i] * qs[i]) + fabs(sc * qs[i])
         m2sq = 0.25 * (W + 2.0 * a_qs + s_qs)
         r2sq = m2sq + slack - s_sum
+        magnitude = 0.25 * magnitude + slack + s_sum
         if fit_intercept:
             r2sq += fmax(T * b_lo, T * b_hi)
+            magnitude += fabs(T) * fmax(fabs(b_lo), fabs(b_hi))
         phisq *= 0.25
-    return sqrt(fmax(r2sq, 0.0)), sqrt(fmax(phisq, 0.0)), r2sq
+        # r2^2 is a difference of O(magnitude) terms: widen it by its
+        # round-off so that a tangent pair of balls (typical at q = 1, where
+        # NC3 is tight at the optimum) is never declared disjoint.
+        r2sq_safe = r2sq + ROUNDOFF * magnitude
+    return sqrt(fmax(r2sq_safe, 0.0)), sqrt(fmax(phisq, 0.0)), r2sq
 
 
 def bt2_rule(const double[::1] vdot_w, const double[::1] vdot_s,

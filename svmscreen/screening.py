@@ -376,7 +376,9 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
                           y if data.fit_intercept else None)
         gap0, b_ref = max(gap.gap, 0.0), gap.b
-    r1 = _rules.gap_dvi_radius(q, W, gap0)                   # bias_screening Thm 4
+    # the gap is a difference of terms of size W + 1'alpha + sum C xi (round-off)
+    magnitude = 0.0 if exact_reference else abs(W) + float(alpha.sum()) + abs(gap0)
+    r1 = _rules.gap_dvi_radius(q, W, gap0, magnitude)        # bias_screening Thm 4
     sets = _ScoreSets(data)
 
     def ball(transform, norms):

@@ -1,0 +1,684 @@
+"""Safe screening rules: geometry, rules and intercept against exact references.
+
+Every safety test compares with an exact optimum from ``tests/_reference.py``
+(active-set QP, KKT-exact): a sample in R' must have alpha* = 0, a sample in
+L' must have alpha* = C_i, and the margin of the optimum must lie in
+[lower, upper] for every optimal intercept.  Property lists: seed_000 note
+sec. 7 (P1-P10), seed_003 note sec. 7 (D1-D10), seed_002 note sec. 7 (P1,
+P4, P11), bias_screening.md sec. 9.
+"""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize, minimize_scalar
+
+from svmscreen import _rules
+from svmscreen._bounds import ball_bounds, dome_bounds, two_ball_bounds
+from svmscreen.screening import ScreeningData, screen, screen_dome
+
+from _reference import exact_svc, svc_margins
+
+MARGIN_TOL = 1e-7          # slack for margins of an exact (1e-12) optimum
+
+
+# ---------------------------------------------------------------------------
+# problems
+# ---------------------------------------------------------------------------
+
+def make_problem(seed, n, d, kernel, offset, pos_frac):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0) + offset * rng.normal(size=d)
+    y = np.where(rng.random(n) < pos_frac, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    gamma = 1.0 / d
+    if kernel == "linear":
+        K = X @ X.T
+    else:
+        sq = np.sum(X * X, axis=1)
+        K = np.exp(-gamma * np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0.0))
+    return np.ascontiguousarray(X), y, K, gamma
+
+
+problems = st.builds(
+    lambda seed, n, d, kernel, offset, pos_frac: (seed, n, d, kernel, offset, pos_frac),
+    st.integers(0, 2**31 - 1), st.integers(6, 28), st.integers(1, 4),
+    st.sampled_from(["linear", "rbf"]), st.sampled_from([0.0, 1.0, 3.0]),
+    st.sampled_from([0.3, 0.5, 0.7]))
+log_c = st.floats(-1.5, 1.5)
+log_ratio = st.sampled_from([-0.5, -0.2, -0.05, 0.05, 0.2, 0.5])   # C < C_ref and C > C_ref
+
+
+def class_weights(y, choice):
+    """Per-sample box multipliers: none, or a weight on the positive class."""
+    return np.where(y > 0, [1.0, 0.2, 3.0, 10.0][choice], 1.0)
+
+
+def wrong_screens(result, alpha_star, hi):
+    """Samples screened onto the wrong side (bias_screening.md sec. 7)."""
+    wrong_zero = result.screened_zero & (alpha_star > 1e-8 * hi)
+    wrong_bound = result.screened_bound & (alpha_star < hi * (1 - 1e-8))
+    return int(wrong_zero.sum() + wrong_bound.sum())
+
+
+def assert_sandwich(result, K, y, alpha_star, b_interval, fit_intercept):
+    """lower <= y f*(x) <= upper for every optimal intercept, and the rule's
+    intercept interval contains the optimal ones."""
+    for b in (b_interval if fit_intercept else (0.0,)):
+        margin = svc_margins(K, y, alpha_star, b)
+        assert np.all(result.lower <= margin + MARGIN_TOL), np.max(result.lower - margin)
+        assert np.all(margin <= result.upper + MARGIN_TOL), np.max(margin - result.upper)
+    assert np.all(np.isfinite(result.lower[np.isfinite(result.lower)]))
+    assert not np.any(np.isnan(result.lower)) and not np.any(np.isnan(result.upper))
+    if fit_intercept:
+        assert result.b_interval[0] <= b_interval[0] + MARGIN_TOL
+        assert b_interval[1] <= result.b_interval[1] + MARGIN_TOL
+
+
+def random_feasible(rng, alpha_star, hi, y, fit_intercept, how):
+    """A feasible, non-optimal reference (bias_screening.md sec. 6.3)."""
+    n = alpha_star.size
+    if how == "near":
+        alpha = alpha_star + 1e-3 * hi * rng.normal(size=n)
+    elif how == "mid":
+        alpha = alpha_star + 0.1 * hi * rng.normal(size=n)
+    else:
+        alpha = hi * rng.random(n)
+    alpha = np.clip(alpha, 0.0, hi)
+    if fit_intercept:      # restore y'alpha = 0 by shrinking the heavier class
+        pos, neg = alpha[y > 0].sum(), alpha[y < 0].sum()
+        if pos > neg:
+            alpha[y > 0] *= neg / pos
+        elif neg > 0:
+            alpha[y < 0] *= pos / neg
+        assert abs(y @ alpha) <= 1e-9 * max(1.0, alpha.sum())
+    return alpha
+
+
+# ---------------------------------------------------------------------------
+# geometry: closed forms = numerical min/max over the region
+# ---------------------------------------------------------------------------
+
+def two_ball_dual(v, m1, m2, r1, r2):
+    """1-D dual of min v'w over the two balls (seed_000 note 2.7): concave in
+    lambda, every lambda gives a valid lower bound; maximised by scipy."""
+    phi2 = np.sum((m1 - m2) ** 2)
+    vn = np.linalg.norm(v)
+
+    def neg(lam):
+        h = lam * r1**2 + (1 - lam) * r2**2 - lam * (1 - lam) * phi2
+        return -(lam * v @ m1 + (1 - lam) * v @ m2 - vn * np.sqrt(max(h, 0.0)))
+
+    res = minimize_scalar(neg, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-12})
+    return max(-res.fun, -neg(0.0), -neg(1.0))
+
+
+def slsqp_min(objective_vec, constraints, start):
+    """min v'w by SLSQP from a feasible start; returns the value at a point
+    that satisfies the constraints (to 1e-9) or None."""
+    res = minimize(lambda w: objective_vec @ w, start, jac=lambda w: objective_vec,
+                   constraints=constraints, method="SLSQP",
+                   options={"ftol": 1e-14, "maxiter": 500})
+    if all(c["fun"](res.x) >= -1e-9 for c in constraints):
+        return float(objective_vec @ res.x)
+    return None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 5))
+def test_two_ball_closed_form_equals_numeric(seed, d):
+    """Paper 000 Thm 8 = scipy over B(m1,r1) cap B(m2,r2) (P4), incl. nesting."""
+    rng = np.random.default_rng(seed)
+    m1 = rng.normal(size=d)
+    m2 = m1 + rng.normal(size=d) * rng.uniform(0.0, 2.0)
+    r1, r2 = rng.uniform(0.05, 2.0, size=2)
+    phi = np.linalg.norm(m1 - m2)
+    if phi > r1 + r2:                      # make them intersect
+        r2 = phi - r1 + rng.uniform(0.01, 1.0)
+    V = rng.normal(size=(8, d))
+    lower, upper, status = two_ball_bounds(V @ m1, V @ m2, np.linalg.norm(V, axis=1), r1, r2, phi)
+    assert status in (0, 1, 2)
+    # a feasible start: a point of the intersection
+    if phi + r1 <= r2:
+        start = m1
+    elif phi + r2 <= r1:
+        start = m2
+    else:
+        zeta = (phi**2 + r2**2 - r1**2) / (2 * phi)
+        start = m2 + zeta * (m1 - m2) / phi
+    cons = [{"type": "ineq", "fun": lambda w: r1**2 - np.sum((w - m1) ** 2)},
+            {"type": "ineq", "fun": lambda w: r2**2 - np.sum((w - m2) ** 2)}]
+    for i, v in enumerate(V):
+        dual = two_ball_dual(v, m1, m2, r1, r2)
+        assert lower[i] == pytest.approx(dual, abs=1e-7 * (1 + abs(dual)))
+        dual_up = -two_ball_dual(-v, m1, m2, r1, r2)
+        assert upper[i] == pytest.approx(dual_up, abs=1e-7 * (1 + abs(dual_up)))
+        primal = slsqp_min(v, cons, start)        # any feasible value >= the min
+        if primal is not None:
+            assert lower[i] <= primal + 1e-7
+            assert primal <= lower[i] + 1e-4 * (1 + abs(primal))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 5), st.floats(-1.0, 1.5))
+def test_dome_closed_form_equals_numeric(seed, d, cut):
+    """Paper 003 Lemma 20 = the Lagrangian 1-D dual and SLSQP over the dome."""
+    rng = np.random.default_rng(seed)
+    o = rng.normal(size=d)
+    r = rng.uniform(0.1, 2.0)
+    u = rng.normal(size=d)
+    dd = u @ o + cut * r * np.linalg.norm(u)       # cut in [-1, 1.5]: cap or whole ball
+    V = rng.normal(size=(8, d))
+    lower, upper, status = dome_bounds(V @ o, V @ u, np.linalg.norm(V, axis=1),
+                                       r, np.linalg.norm(u), dd - u @ o)
+    assert status == 0
+    start = o - max(0.0, u @ o - dd + 1e-9) / (u @ u) * u
+    cons = [{"type": "ineq", "fun": lambda w: dd - u @ w},
+            {"type": "ineq", "fun": lambda w: r**2 - np.sum((w - o) ** 2)}]
+    for i, v in enumerate(V):
+        for sign, bound in ((1.0, lower[i]), (-1.0, -upper[i])):
+            sv = sign * v
+            # dual: max_{mu >= 0} (v + mu u)'o - r ||v + mu u|| - mu d
+            def neg(mu):
+                vec = sv + mu * u
+                return -(vec @ o - r * np.linalg.norm(vec) - mu * dd)
+            res = minimize_scalar(neg, bounds=(0.0, 1e3), method="bounded",
+                                  options={"xatol": 1e-12})
+            dual = max(-res.fun, -neg(0.0))
+            assert bound == pytest.approx(dual, abs=1e-6 * (1 + abs(dual)))
+            primal = slsqp_min(sv, cons, start)
+            if primal is not None:
+                assert bound <= primal + 1e-7
+
+
+def test_geometry_degenerate_cases_are_finite_and_valid():
+    """Seed_000 pitfalls 2-4, 6 and seed_002 pitfalls 2-3, 5: no NaN, valid."""
+    rng = np.random.default_rng(0)
+    V = np.vstack([np.zeros(3), rng.normal(size=(6, 3))])
+    vn = np.linalg.norm(V, axis=1)
+    m1 = np.array([1.0, 0.0, 0.0])
+    cases = [
+        (m1, m1 + [5.0, 0, 0], 1.0, 1.0),        # disjoint
+        (m1, m1 + [0.1, 0, 0], 0.5, 2.0),        # ball 1 inside ball 2
+        (m1, m1 + [0.1, 0, 0], 2.0, 0.5),        # ball 2 inside ball 1
+        (m1, m1, 1.0, 0.5),                      # concentric (phi = 0)
+        (m1, m1 + [0.3, 0, 0], 0.0, 1.0),        # r1 = 0 (C = C_ref)
+        (m1, m1 + [0.3, 0, 0], 1.0, 0.0),        # r2 = 0 (m2 outside ball 1: disjoint)
+        (m1, m1 + [2.0, 0, 0], 1.0, 1.0),        # tangent
+    ]
+    for a, b, r1, r2 in cases:
+        phi = np.linalg.norm(a - b)
+        lower, upper, status = two_ball_bounds(V @ a, V @ b, vn, r1, r2, phi)
+        assert np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))
+        assert np.all(lower <= upper + 1e-12)
+        assert lower[0] == 0.0 and upper[0] == 0.0            # ||v|| = 0
+        l1, u1 = ball_bounds(V @ a, vn, r1)
+        l2, u2 = ball_bounds(V @ b, vn, r2)
+        if status == 3:       # disjoint: the hull, valid if either ball holds w*
+            assert np.allclose(lower, np.minimum(l1, l2)) and np.allclose(upper, np.maximum(u1, u2))
+        else:                 # points of the intersection are inside the bounds
+            assert np.all(lower >= np.maximum(l1, l2) - 1e-12)
+            pts = a + r1 * rng.normal(size=(4000, 3)) / np.sqrt(3) * rng.random((4000, 1))
+            pts = pts[(np.linalg.norm(pts - a, axis=1) <= r1) & (np.linalg.norm(pts - b, axis=1) <= r2)]
+            if len(pts):
+                vals = pts @ V.T
+                assert np.all(vals >= lower - 1e-12) and np.all(vals <= upper + 1e-12)
+    assert two_ball_bounds(V @ m1, V @ (m1 + [5.0, 0, 0]), vn, 1.0, 1.0, 5.0)[2] == 3
+    # dome: u = 0 (w_a = 0), half-space missing the ball, r = 0
+    o = np.array([0.5, 0.0, 0.0])
+    for u, d_prime, r in [(np.zeros(3), 0.0, 1.0), (np.array([1.0, 0, 0]), -3.0, 1.0),
+                          (np.array([1.0, 0, 0]), 0.0, 0.0)]:
+        lower, upper, status = dome_bounds(V @ o, V @ u, vn, r, np.linalg.norm(u), d_prime)
+        assert np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))
+        l_ball, u_ball = ball_bounds(V @ o, vn, r)
+        assert np.all(lower >= l_ball - 1e-12) and np.all(upper <= u_ball + 1e-12)
+        if status == 3:
+            assert np.allclose(lower, l_ball) and np.allclose(upper, u_ball)
+
+
+# ---------------------------------------------------------------------------
+# rules with exact references
+# ---------------------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(problems, log_c, log_ratio, st.booleans(), st.integers(0, 3))
+def test_sandwich_and_safety_exact_reference(problem, log_c_ref, log_q, fit_intercept, weight_choice):
+    """P1/D2/D3: every rule's bounds contain the margins of the exact optimum
+    at C (both C > C_ref and C < C_ref), no wrong screen, b* inside the
+    interval; with and without intercept, with class weights (sec. 2.5)."""
+    X, y, K, gamma = make_problem(*problem)
+    weights = class_weights(y, weight_choice)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    alpha_ref, _ = exact_svc(K, y, c_ref * weights, fit_intercept)
+    alpha_star, b_star = exact_svc(K, y, c * weights, fit_intercept)
+    data = ScreeningData(X, y, problem[3], gamma, fit_intercept=fit_intercept)
+    Q = (y[:, None] * y[None, :]) * K
+    grad = Q @ alpha_ref - 1.0
+    for rule in ("dvi", "bt2", "it"):
+        for exact in (True, False):
+            result = screen(data, alpha_ref, grad, c_ref * weights, c * weights, rule,
+                            exact_reference=exact, pairwise=fit_intercept)
+            assert wrong_screens(result, alpha_star, c * weights) == 0, rule
+            assert_sandwich(result, K, y, alpha_star, b_star, fit_intercept)
+
+
+@settings(max_examples=25, deadline=None)
+@given(problems, log_c, st.sampled_from([0.05, 0.2, 0.5]), st.sampled_from([0.0, 0.1, 0.4]),
+       st.booleans())
+def test_domes_exact_references(problem, log_c_a, log_up, log_up_b, fit_intercept):
+    """SSNSV/ESSNSV (P1/P2 of seed_002, D8): sandwich and no wrong screen for
+    C_a <= C <= C_b, and ESSNSV's screened sets contain SSNSV's (P11)."""
+    X, y, K, gamma = make_problem(*problem)
+    c_a = 10.0**log_c_a
+    c = c_a * 10.0**log_up
+    c_b = c * 10.0**log_up_b
+    alpha_a, _ = exact_svc(K, y, c_a, fit_intercept)
+    alpha_b, _ = exact_svc(K, y, c_b, fit_intercept)
+    alpha_star, b_star = exact_svc(K, y, c, fit_intercept)
+    Q = (y[:, None] * y[None, :]) * K
+    data = ScreeningData(X, y, problem[3], gamma, fit_intercept=fit_intercept)
+    results = {}
+    for rule in ("ssnsv", "essnsv"):
+        result = screen_dome(data, alpha_a, Q @ alpha_a - 1, c_a, alpha_b, Q @ alpha_b - 1,
+                             c_b, c, rule)
+        assert wrong_screens(result, alpha_star, c * np.ones_like(y)) == 0
+        assert_sandwich(result, K, y, alpha_star, b_star, fit_intercept)
+        results[rule] = result
+    if not fit_intercept:     # the region is nested, so are the bounds (Omega' in Omega)
+        assert np.all(results["essnsv"].lower >= results["ssnsv"].lower - 1e-9)
+        assert np.all(results["essnsv"].upper <= results["ssnsv"].upper + 1e-9)
+    assert np.all(results["ssnsv"].screened_zero <= results["essnsv"].screened_zero) or fit_intercept
+    assert np.all(results["ssnsv"].screened_bound <= results["essnsv"].screened_bound) or fit_intercept
+
+
+@settings(max_examples=30, deadline=None)
+@given(problems, log_c, log_ratio, st.booleans(), st.integers(0, 3))
+def test_intersection_at_least_as_strong(problem, log_c_ref, log_q, fit_intercept, weight_choice):
+    """P3: l_IT >= max(l_BT1, l_BT2), u_IT <= min(u_BT1, u_BT2); hence
+    S_BT1 cup S_BT2 is inside S_IT (also with the intercept count)."""
+    X, y, K, gamma = make_problem(*problem)
+    weights = class_weights(y, weight_choice)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    rng = np.random.default_rng(problem[0])
+    alpha_opt, _ = exact_svc(K, y, c_ref * weights, fit_intercept)
+    Q = (y[:, None] * y[None, :]) * K
+    data = ScreeningData(X, y, problem[3], gamma, fit_intercept=fit_intercept)
+    for alpha_ref in (alpha_opt, random_feasible(rng, alpha_opt, c_ref * weights, y,
+                                                 fit_intercept, "mid")):
+        grad = Q @ alpha_ref - 1
+        out = {rule: screen(data, alpha_ref, grad, c_ref * weights, c * weights, rule)
+               for rule in ("bt1", "bt2", "it")}
+        it, bt1, bt2 = out["it"], out["bt1"], out["bt2"]
+        tol = 1e-9 * (1 + np.abs(it.lower))
+        assert np.all(it.lower >= np.maximum(bt1.lower, bt2.lower) - tol)
+        assert np.all(it.upper <= np.minimum(bt1.upper, bt2.upper) + tol)
+        for s in (bt1, bt2):
+            assert np.all(s.screened_zero <= it.screened_zero)
+            assert np.all(s.screened_bound <= it.screened_bound)
+
+
+@settings(max_examples=25, deadline=None)
+@given(problems, log_c, log_ratio)
+def test_bt1_equals_dvi(problem, log_c_ref, log_q):
+    """P6 / D6: BT1 (paper 000 eq. 16, one reference) = DVI (paper 003
+    Cor. 12) = the rule's ball, bias-free, to round-off."""
+    X, y, K, gamma = make_problem(*problem)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    alpha_ref, _ = exact_svc(K, y, c_ref, False)
+    Q = (y[:, None] * y[None, :]) * K
+    F = Q @ alpha_ref                                     # y_i f_ref(x_i)
+    w_norm = np.sqrt(alpha_ref @ F)
+    kii = np.sqrt(np.diag(K))
+    # paper 003, Cor. 12 (sec. 3 kernel form), |C - C_ref| for C < C_ref
+    dvi_lo = ((c_ref + c) * F - abs(c - c_ref) * w_norm * kii) / (2 * c_ref)
+    dvi_hi = ((c_ref + c) * F + abs(c - c_ref) * w_norm * kii) / (2 * c_ref)
+    # paper 000, eq. 16 with (w~, xi~) = (w*, xi*) at C_check = C_ref
+    xi_ref = np.maximum(0.0, 1.0 - F).sum()
+    m1_dot = 0.5 * (F + c / c_ref * F)
+    m1_sq = 0.25 * (1 + c / c_ref) ** 2 * w_norm**2
+    r1 = np.sqrt(max(m1_sq - c / c_ref * w_norm**2 + c * (xi_ref - xi_ref), 0.0))
+    data = ScreeningData(X, y, problem[3], gamma, fit_intercept=False)
+    result = screen(data, alpha_ref, F - 1, c_ref, c, "bt1", exact_reference=True)
+    scale = 1 + np.abs(F) * (1 + c / c_ref)
+    assert np.allclose(result.lower, dvi_lo, rtol=0, atol=1e-9 * scale.max())
+    assert np.allclose(result.upper, dvi_hi, rtol=0, atol=1e-9 * scale.max())
+    assert np.allclose(result.lower, m1_dot - r1 * kii, rtol=0, atol=1e-7 * scale.max())
+    assert screen(data, alpha_ref, F - 1, c_ref, c, "dvi", exact_reference=True).lower.tolist() \
+        == result.lower.tolist()
+
+
+@settings(max_examples=25, deadline=None)
+@given(problems, log_c, log_ratio)
+def test_rule_regions_match_explicit_features(problem, log_c_ref, log_q):
+    """Kernel-form centres/radii (paper 000 sec. IV-D) equal the explicit
+    feature-space balls, and the IT bound equals a numerical min over them
+    (linear kernel, bias-free; P2/P4)."""
+    seed, n, d, _, offset, pos = problem
+    X, y, K, gamma = make_problem(seed, n, d, "linear", offset, pos)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    rng = np.random.default_rng(seed)
+    alpha_opt, _ = exact_svc(K, y, c_ref, False)
+    alpha_ref = random_feasible(rng, alpha_opt, c_ref * np.ones(n), y, False, "near")
+    Z = y[:, None] * X
+    w_ref = Z.T @ alpha_ref
+    data = ScreeningData(X, y, "linear", gamma, fit_intercept=False)
+    q = c / c_ref
+    result = screen(data, alpha_ref, Z @ w_ref - 1, c_ref, c, "it")
+    shat = result.shat_state.shat
+    m1 = 0.5 * (1 + q) * w_ref
+    r1 = result.radius
+    m2 = 0.5 * (w_ref + c * Z.T @ shat)
+    xi = np.maximum(0.0, 1.0 - Z @ w_ref)
+    r2 = np.sqrt(max(m2 @ m2 + c * (xi.sum() - shat.sum()), 0.0))      # paper 000 Thm 7
+    lower, upper, status = two_ball_bounds(Z @ m1, Z @ m2, np.linalg.norm(Z, axis=1), r1, r2,
+                                           np.linalg.norm(m1 - m2))
+    assert np.allclose(result.lower, lower, atol=1e-8 * (1 + np.abs(lower).max()))
+    assert np.allclose(result.upper, upper, atol=1e-8 * (1 + np.abs(upper).max()))
+    alpha_star, _ = exact_svc(K, y, c, False)
+    w_star = Z.T @ alpha_star                       # P2: w* in both balls
+    assert np.linalg.norm(w_star - m1) <= r1 * (1 + 1e-7) + 1e-7
+    assert np.linalg.norm(w_star - m2) <= r2 * (1 + 1e-7) + 1e-7
+    for i in range(min(n, 4)):
+        numeric = two_ball_dual(Z[i], m1, m2, r1, r2)
+        assert result.lower[i] == pytest.approx(numeric, abs=1e-6 * (1 + abs(numeric)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(4, 10), st.sampled_from(["linear", "rbf"]),
+       log_c, log_ratio)
+def test_shat_is_the_brute_force_argmax(seed, n, kernel, log_c_ref, log_q):
+    """P7: s-hat maximises ||m1 - m2||^2 - r2^2 over {0,1}^n (bias-free)."""
+    X, y, K, gamma = make_problem(seed, n, 2, kernel, 1.0, 0.5)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    alpha, _ = exact_svc(K, y, c_ref, False)
+    Q = (y[:, None] * y[None, :]) * K
+    qa = Q @ alpha
+    t = 0.5 * (1 + c / c_ref)
+    xi = np.maximum(0.0, 1.0 - qa).sum()
+
+    def objective(s):
+        # ||m1 - m2||^2 - r2^2 in kernel form, m1 = t w, m2 = (w + C z_s)/2
+        coef1 = t * alpha
+        coef2 = 0.5 * (alpha + c * s)
+        diff = coef1 - coef2
+        m2_sq = coef2 @ Q @ coef2
+        return diff @ Q @ diff - (m2_sq + c * (xi - s.sum()))
+
+    best = max(objective(np.array(s, dtype=float)) for s in itertools.product((0, 1), repeat=n))
+    shat = np.zeros(n, dtype=np.uint8)
+    _rules.choose_shat(qa, y, c * np.ones(n), c / c_ref, 0.0, 0.0, False, shat)
+    assert objective(shat.astype(float)) >= best - 1e-9 * (1 + abs(best))
+
+
+# ---------------------------------------------------------------------------
+# inexact references
+# ---------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(problems, log_c, log_ratio, st.booleans(), st.integers(0, 3),
+       st.sampled_from(["near", "mid", "far"]))
+def test_inexact_references_never_screen_wrongly(problem, log_c_ref, log_q, fit_intercept,
+                                                 weight_choice, how):
+    """P10 / bias_screening Thm 4: for ARBITRARY feasible references, the
+    gap-inflated BT1 (= gap-DVI), BT2 and IT never screen wrongly, and their
+    bounds contain the exact margins; also the dynamic ball (hi = hi_ref)."""
+    X, y, K, gamma = make_problem(*problem)
+    weights = class_weights(y, weight_choice)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    rng = np.random.default_rng(problem[0] + 1)
+    alpha_opt, b_ref_star = exact_svc(K, y, c_ref * weights, fit_intercept)
+    alpha_star, b_star = exact_svc(K, y, c * weights, fit_intercept)
+    alpha_ref = random_feasible(rng, alpha_opt, c_ref * weights, y, fit_intercept, how)
+    Q = (y[:, None] * y[None, :]) * K
+    grad = Q @ alpha_ref - 1.0
+    data = ScreeningData(X, y, problem[3], gamma, fit_intercept=fit_intercept)
+    for rule in ("dvi", "bt2", "it"):
+        result = screen(data, alpha_ref, grad, c_ref * weights, c * weights, rule,
+                        pairwise=fit_intercept)
+        assert wrong_screens(result, alpha_star, c * weights) == 0, rule
+        assert_sandwich(result, K, y, alpha_star, b_star, fit_intercept)
+    dynamic = screen(data, alpha_ref, grad, c_ref * weights, c_ref * weights, "dvi")
+    assert wrong_screens(dynamic, alpha_opt, c_ref * weights) == 0
+    assert_sandwich(dynamic, K, y, alpha_opt, b_ref_star, fit_intercept)
+
+
+def test_naive_rule_with_inexact_reference_fails():
+    """Demonstration (seed_000 P10, bias_screening sec. 6.3): the papers'
+    rules fed an inexact reference as if exact DO screen wrongly, which is
+    why the gap inflation exists; the inflated rules on the same inputs do not."""
+    naive_wrong = safe_wrong = 0
+    for seed in range(40):
+        X, y, K, gamma = make_problem(seed, 24, 2, "linear", 1.0, 0.5)
+        rng = np.random.default_rng(seed)
+        alpha_opt, _ = exact_svc(K, y, 1.0, False)
+        alpha_star, _ = exact_svc(K, y, 1.1, False)
+        alpha_ref = random_feasible(rng, alpha_opt, np.ones(24), y, False, "mid")
+        Q = (y[:, None] * y[None, :]) * K
+        data = ScreeningData(X, y, "linear", gamma, fit_intercept=False)
+        naive = screen(data, alpha_ref, Q @ alpha_ref - 1, 1.0, 1.1, "dvi", exact_reference=True)
+        safe = screen(data, alpha_ref, Q @ alpha_ref - 1, 1.0, 1.1, "it")
+        naive_wrong += wrong_screens(naive, alpha_star, 1.1 * np.ones(24))
+        safe_wrong += wrong_screens(safe, alpha_star, 1.1 * np.ones(24))
+    assert naive_wrong > 0
+    assert safe_wrong == 0
+
+
+# ---------------------------------------------------------------------------
+# intercept
+# ---------------------------------------------------------------------------
+
+COUNTER_X = np.array([1.7, 1.2, 1.3, 0.2, 1.1, 0.4, -0.6, 4.2, 3.1, -0.1, 3.6, -0.4])[:, None]
+COUNTER_Y = np.array([1, -1, -1, 1, 1, -1, -1, 1, 1, -1, 1, -1], dtype=float)
+
+
+def test_counterexample_reference_intercept_is_unsafe():
+    """bias_screening.md sec. 6.1: reusing b(C0 = 0.1) at C = 0.2 puts sample 9
+    in L although it is a free SV; the counting interval [-1.4, -0.6] holds
+    b*(0.2) = -0.9375 and no rule screens sample 9."""
+    K = COUNTER_X @ COUNTER_X.T
+    y = COUNTER_Y
+    Q = (y[:, None] * y[None, :]) * K
+    alpha0, b0 = exact_svc(K, y, 0.1)
+    alpha1, b1 = exact_svc(K, y, 0.2)
+    assert b0[0] == pytest.approx(-0.8) and b0[1] == pytest.approx(-0.8)
+    assert b1[0] == pytest.approx(-0.9375) and b1[1] == pytest.approx(-0.9375)
+    assert alpha1[9] == pytest.approx(0.1890625, abs=1e-9)
+    # the naive rule: DVI interval for g, plus the reference's intercept
+    g = Q @ alpha0
+    radius = 0.5 * np.sqrt(alpha0 @ g)
+    naive_upper = 1.5 * g + radius * np.sqrt(np.diag(K)) + y * b0[0]
+    assert naive_upper[9] < 1.0                       # naive: alpha_9 = C (wrong)
+    data = ScreeningData(np.ascontiguousarray(COUNTER_X), y, "linear")
+    for centre in (False, True):
+        data.centre = centre
+        for rule in ("dvi", "bt2", "it"):
+            result = screen(data, alpha0, g - 1, 0.1, 0.2, rule, pairwise=True)
+            assert not result.screened_bound[9] and not result.screened_zero[9]
+            assert wrong_screens(result, alpha1, 0.2 * np.ones(12)) == 0
+            assert result.b_interval[0] <= -0.9375 <= result.b_interval[1]
+    data.centre = False
+    dvi = screen(data, alpha0, g - 1, 0.1, 0.2, "dvi")
+    assert dvi.b_interval == pytest.approx((-1.4, -0.6))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(3, 40), st.floats(0.0, 2.0))
+def test_weighted_count_equals_unweighted_for_equal_boxes(seed, n, spread):
+    """bias_screening sec. 9.5: the weighted count with equal C_i is the
+    order-statistic count (Thm 2), ties included."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    centre = np.round(rng.normal(size=n), 1)           # ties on purpose
+    lo = centre - spread * rng.random(n)
+    hi = centre + spread * rng.random(n)
+    weight = np.full(n, 0.7)
+    assert _rules.intercept_interval(lo, hi, y, weight, True) == \
+        _rules.intercept_interval(lo, hi, y, weight, False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems, log_c, st.integers(1, 3))
+def test_weighted_count_contains_optimal_intercepts(problem, log_c_val, weight_choice):
+    """Sec. 2.5: with exact scores (radius 0) the weighted count brackets B*,
+    and the unweighted count is not used for unequal boxes."""
+    X, y, K, gamma = make_problem(*problem)
+    hi = 10.0**log_c_val * class_weights(y, weight_choice)
+    alpha, (b_lo, b_hi) = exact_svc(K, y, hi)
+    scores = K @ (y * alpha)
+    lo, up = _rules.intercept_interval(scores, scores, y, hi, True)
+    assert lo <= b_lo + 1e-8 and b_hi <= up + 1e-8
+
+
+def test_unweighted_count_is_unsafe_with_class_weights():
+    """Sec. 2.5: the unweighted order-statistic interval misses b* for some
+    class-weighted problem, the weighted one never does (same exact scores)."""
+    misses_unweighted = misses_weighted = 0
+    for seed in range(60):
+        X, y, K, gamma = make_problem(seed, 20, 2, "linear", 1.0, 0.5)
+        hi = 0.5 * class_weights(y, 3)                        # w_+ = 10
+        alpha, (b_lo, b_hi) = exact_svc(K, y, hi)
+        scores = K @ (y * alpha)
+        lo_w, up_w = _rules.intercept_interval(scores, scores, y, hi, True)
+        lo_u, up_u = _rules.intercept_interval(scores, scores, y, hi, False)
+        misses_weighted += not (lo_w <= b_lo + 1e-8 and b_hi <= up_w + 1e-8)
+        misses_unweighted += not (lo_u <= b_lo + 1e-8 and b_hi <= up_u + 1e-8)
+    assert misses_weighted == 0
+    assert misses_unweighted > 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(problems, log_c, log_ratio)
+def test_centring_and_pairwise_only_add_screens(problem, log_c_ref, log_q):
+    """Sec. 2.4: centring and the pairwise count keep the plain box's screens
+    (they only tighten) and stay safe."""
+    X, y, K, gamma = make_problem(*problem)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    alpha_ref, _ = exact_svc(K, y, c_ref)
+    alpha_star, _ = exact_svc(K, y, c)
+    Q = (y[:, None] * y[None, :]) * K
+    grad = Q @ alpha_ref - 1
+    plain = ScreeningData(X, y, problem[3], gamma, centre=False)
+    centred = ScreeningData(X, y, problem[3], gamma, centre=True)
+    r_plain = screen(plain, alpha_ref, grad, c_ref, c, "dvi")
+    r_centred = screen(centred, alpha_ref, grad, c_ref, c, "dvi")
+    r_pair = screen(centred, alpha_ref, grad, c_ref, c, "dvi", pairwise=True)
+    for weaker, stronger in ((r_plain, r_centred), (r_centred, r_pair)):
+        assert np.all(weaker.screened_zero <= stronger.screened_zero)
+        assert np.all(weaker.screened_bound <= stronger.screened_bound)
+    for r in (r_plain, r_centred, r_pair):
+        assert wrong_screens(r, alpha_star, c * np.ones_like(y)) == 0
+
+
+# ---------------------------------------------------------------------------
+# forms, limits, degenerate references
+# ---------------------------------------------------------------------------
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.booleans(), st.sampled_from(["dvi", "it"]))
+def test_linear_csr_form_equals_kernel_form(seed, fit_intercept, rule):
+    """D6: explicit w on CSR (O(nnz)), dense linear and the precomputed Gram
+    matrix give the same bounds, also with grad_ref=None."""
+    rng = np.random.default_rng(seed)
+    n, d = 30, 6
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.5)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    K = X @ X.T
+    alpha_ref, _ = exact_svc(K, y, 0.5, fit_intercept)
+    Q = (y[:, None] * y[None, :]) * K
+    forms = [ScreeningData(sp.csr_matrix(X), y, "linear", fit_intercept=fit_intercept),
+             ScreeningData(np.ascontiguousarray(X), y, "linear", fit_intercept=fit_intercept),
+             ScreeningData(np.ascontiguousarray(K), y, "precomputed", fit_intercept=fit_intercept)]
+    results = [screen(f, alpha_ref, None, 0.5, 0.8, rule) for f in forms]
+    results.append(screen(forms[0], alpha_ref, Q @ alpha_ref - 1, 0.5, 0.8, rule))
+    for r in results[1:]:
+        assert np.allclose(r.lower, results[0].lower, atol=1e-9)
+        assert np.allclose(r.upper, results[0].upper, atol=1e-9)
+        assert np.array_equal(r.screened_zero, results[0].screened_zero)
+
+
+@settings(max_examples=15, deadline=None)
+@given(problems, log_c)
+def test_same_c_recovers_kkt_partition(problem, log_c_val):
+    """P9 / D4: C = C_ref with an exact reference gives r1 = 0 and
+    l = u = y_i f(x_i) bias-free, so the rule is the KKT partition."""
+    X, y, K, gamma = make_problem(*problem)
+    c = 10.0**log_c_val
+    alpha, _ = exact_svc(K, y, c, False)
+    Q = (y[:, None] * y[None, :]) * K
+    data = ScreeningData(X, y, problem[3], gamma, fit_intercept=False)
+    result = screen(data, alpha, Q @ alpha - 1, c, c, "it", exact_reference=True)
+    margin = Q @ alpha
+    assert result.radius == 0.0
+    assert np.allclose(result.lower, margin, atol=1e-9) and np.allclose(result.upper, margin, atol=1e-9)
+    assert np.all(result.screened_zero == (margin > 1 + 1e-9))
+    assert np.all(result.screened_bound == (margin < 1 - 1e-9))
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("rule", ["dvi", "bt2", "it"])
+def test_degenerate_references_are_finite_and_safe(fit_intercept, rule):
+    """w_ref = 0 (alpha_ref = 0), a zero sample (||z_i|| = 0), q < 1 and
+    q > 1: finite bounds, no wrong screen (seed_003 pitfalls 6, 9)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(16, 2))
+    X[5] = 0.0
+    y = np.where(np.arange(16) % 2 == 0, 1.0, -1.0)
+    K = X @ X.T
+    data = ScreeningData(np.ascontiguousarray(X), y, "linear", fit_intercept=fit_intercept)
+    zero_ref = np.zeros(16)
+    for c_ref, c in ((1.0, 2.0), (2.0, 0.5)):
+        alpha_star, b_star = exact_svc(K, y, c, fit_intercept)
+        for alpha_ref in (zero_ref, exact_svc(K, y, c_ref, fit_intercept)[0]):
+            result = screen(data, alpha_ref, K @ (y * alpha_ref) * y - 1, c_ref, c, rule)
+            assert not np.any(np.isnan(result.lower)) and not np.any(np.isnan(result.upper))
+            assert wrong_screens(result, alpha_star, c * np.ones(16)) == 0
+            assert_sandwich(result, K, y, alpha_star, b_star, fit_intercept)
+
+
+def test_result_fields_and_bad_arguments():
+    X, y, K, gamma = make_problem(0, 12, 2, "rbf", 1.0, 0.5)
+    data = ScreeningData(X, y, "rbf", gamma)
+    alpha, _ = exact_svc(K, y, 1.0)
+    result = screen(data, alpha, None, 1.0, 2.0)
+    assert result.lower.shape == result.upper.shape == (12,)
+    assert result.screened_zero.dtype == bool and result.screened_bound.dtype == bool
+    assert not np.any(result.screened_zero & result.screened_bound)
+    assert result.seconds >= 0.0 and result.b_interval[0] <= result.b_interval[1]
+    assert result.shat_state is not None
+    with pytest.raises(ValueError, match="rule"):
+        screen(data, alpha, None, 1.0, 2.0, "bogus")
+    with pytest.raises(ValueError, match="multiple"):
+        screen(data, alpha, None, 1.0, np.linspace(1, 2, 12))
+    with pytest.raises(ValueError, match="alpha_ref"):
+        screen(data, alpha[:5], None, 1.0, 2.0)
+    with pytest.raises(ValueError, match="hi_a <= hi <= hi_b"):
+        screen_dome(data, alpha, None, 1.0, alpha, None, 2.0, 3.0)
+
+
+def test_shat_state_incremental_update_matches_fresh():
+    """Paper 000 sec. IV-E: Q s updated by changed columns along a path equals
+    the fresh product (RBF, kernel form)."""
+    X, y, K, gamma = make_problem(5, 30, 3, "rbf", 1.0, 0.5)
+    data = ScreeningData(X, y, "rbf", gamma)
+    Q = (y[:, None] * y[None, :]) * K
+    state = None
+    c_prev = 0.1
+    alpha_prev, _ = exact_svc(K, y, c_prev)
+    for c in (0.13, 0.2, 0.35, 0.5):
+        result = screen(data, alpha_prev, Q @ alpha_prev - 1, c_prev, c, "it", shat_state=state)
+        state = result.shat_state
+        fresh = Q @ (state.shat * c * np.ones(30))
+        assert np.allclose(state.qs, fresh, atol=1e-10)
+        alpha_prev, _ = exact_svc(K, y, c)
+        c_prev = c
