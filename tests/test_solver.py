@@ -7,7 +7,11 @@
   for small random box QPs with per-sample bounds.
 * Hypothesis properties of ``solve`` on random problems: KKT within tol,
   bounds, warm start = cold start, fixed variables, grad0, shrinking on = off,
-  the duality gap.
+  one QMatrix along a sequence of solves, the duality gap; and fit_binary
+  against libsvm-official on small random problems (duplicates, n = 2, ...).
+
+svmguide1 ships unscaled; it is scaled to [-1, 1] here as LIBSVM's guide
+does (see ``real_data``).
 
 Sign convention: fit_binary sorts the labels and f(x) > 0 predicts
 classes_[1]; LIBSVM orders labels by first occurrence and f(x) > 0 predicts
@@ -27,14 +31,14 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from libsvm.svmutil import svm_predict, svm_train  # conftest has pinned OMP_NUM_THREADS=1
+
 from _reference import exact_box_qp, exact_svc
 from conftest import load_dataset
 from svmscreen import ConvergenceWarning, duality_gap, fit_binary
 from svmscreen._kernels import Kernel
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import check_X
-
-from libsvm.svmutil import svm_predict, svm_train  # noqa: E402  (after conftest's OMP pin)
 
 LIBSVM_KERNEL = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 
@@ -668,7 +672,7 @@ def test_duality_gap_nonnegative_and_zero_at_optimum(problem):
     assert abs(-g.dual - res.objective) <= 1e-9 * problem.scale * problem.n
 
 
-def test_duality_gap_of_fit_binary_matches_libsvm_primal():
+def test_duality_gap_of_fit_binary_is_the_svm_primal_dual_gap():
     """On real data: the model's duality_gap_ is P(w, b) - D(a), and small."""
     X, y = real_data("heart_scale", None)
     s = np.where(y == y.max(), 1.0, -1.0)
@@ -899,3 +903,67 @@ def test_where_libsvm_float_cache_differs_we_are_the_more_exact():
     assert our_objective(loose, X) <= ref["objective"] + 1e-9 * abs(ref["objective"])
     np.testing.assert_allclose(loose.decision_function(X), tight.decision_function(X),
                                atol=1e-4)
+
+
+@PROPERTY
+@given(n=st.integers(2, 25), d=st.integers(1, 4), kernel=st.sampled_from(["linear", "poly", "rbf"]),
+       C=st.sampled_from([0.01, 0.5, 1.0, 5.0]), duplicates=st.booleans(),
+       first_label=st.sampled_from([-1.0, 1.0]), seed=st.integers(0, 2**32 - 1))
+def test_matches_libsvm_on_small_random_problems(n, d, kernel, C, duplicates, first_label,
+                                                 seed):
+    """Edge shapes the real sets do not have: n = 2, one sample of a class,
+    duplicated points (also with opposite labels), either label first.
+    (Not sigmoid: with gamma = 0.5 its Q is indefinite and the two solvers
+    may stop at different stationary points.)"""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, d)), 2)
+    if duplicates:
+        X[n // 2:] = X[: n - n // 2]
+    y = rng.choice([-1.0, 1.0], size=n)
+    y[:2] = [first_label, -first_label]
+    gamma, coef0 = 0.5, (1.0 if kernel == "poly" else 0.0)
+    Xs = sp.csr_matrix(X)
+    ref = svm_train(y, Xs, f"-t {LIBSVM_KERNEL[kernel]} -c {C} -g {gamma} -r {coef0} -d 3 "
+                           f"-e 1e-8 -q")
+    sign = 1.0 if ref.get_labels()[0] == 1.0 else -1.0
+    expected = sign * np.asarray(svm_predict(y, Xs, ref, "-q")[2])[:, 0]
+    ref_intercept = -sign * ref.rho[0]
+    for Xl in (X, Xs):
+        model = fit_binary(Xl, y, C=C, kernel=kernel, gamma=None if kernel == "linear" else gamma,
+                           coef0=coef0, degree=3, tol=1e-8)
+        f = model.decision_function(Xl)
+        # w (the kernel part of f) is unique ...
+        np.testing.assert_allclose(f - model.intercept_, expected - ref_intercept, atol=1e-4)
+        # ... b need not be (no free support vector): it must be an optimal
+        # intercept for our alpha, and equal LIBSVM's when a clearly free
+        # support vector pins it.
+        margin = y * f
+        assert np.all(margin[model.alpha_ < C] >= 1 - 1e-6)
+        assert np.all(margin[model.alpha_ > 0] <= 1 + 1e-6)
+        if np.any((model.alpha_ > 1e-3 * C) & (model.alpha_ < (1 - 1e-3) * C)):
+            assert abs(model.intercept_ - ref_intercept) <= 1e-4
+
+
+@PROPERTY
+@given(n=st.integers(2, 40), density=st.sampled_from([0.1, 0.3, 0.6]),
+       kernel=st.sampled_from(["linear", "poly", "rbf"]),
+       fit_intercept=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_dense_equals_csr(n, density, kernel, fit_intercept, seed):
+    """Sparse enough to stay CSR inside fit_binary; same optimum as dense,
+    and rows in scrambled order give the permuted solution."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6)) * (rng.random((n, 6)) < density)
+    y = rng.choice([-1.0, 1.0], size=n)
+    y[:2] = [1.0, -1.0]
+    kw = dict(C=1.5, kernel=kernel, gamma=None if kernel == "linear" else 0.4, coef0=0.5,
+              degree=2, tol=1e-9, fit_intercept=fit_intercept)
+    dense = fit_binary(X, y, **kw)
+    csr = fit_binary(sp.csr_matrix(X), y, **kw)
+    perm = rng.permutation(n)
+    scrambled = fit_binary(sp.csr_matrix(X)[perm], y[perm], **kw)
+    scale = max(1.0, abs(dense.objective_))
+    for other in (csr, scrambled):
+        assert abs(other.objective_ - dense.objective_) <= 1e-8 * scale
+    np.testing.assert_allclose(csr.decision_function(X), dense.decision_function(X), atol=1e-5)
+    np.testing.assert_allclose(scrambled.decision_function(X), dense.decision_function(X),
+                               atol=1e-5)
