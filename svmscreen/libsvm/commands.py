@@ -1,0 +1,513 @@
+"""The command-line tools ``svmscreen-train``, ``svmscreen-predict`` and
+``svmscreen-scale``: LIBSVM's ``svm-train``, ``svm-predict`` and
+``svm-scale`` with the same options, messages and output files.
+
+Each ``*_main(argv=None)`` parses ``argv`` (default ``sys.argv[1:]``) as the
+C tool does (options first, each with one value except ``-q``), prints what
+it prints, and returns the exit status (0, or 1 after an error message on
+stderr), so that ``sys.exit(train_main())`` is the console script.
+
+Deliberate differences: malformed input names the file and line and never
+leaves a partial output file (outputs are written to a temporary file and
+renamed); option values must parse (C's ``atoi``/``atof`` read garbage as
+0); ``-s 1..4`` stop with "not supported yet".
+"""
+import os
+import secrets
+import sys
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmscreen.datasets import load_svmlight_file
+from svmscreen.libsvm.model import (cross_validation, predict, predict_probability,
+                                    resolve_parameters, train)
+from svmscreen.libsvm.modelfile import load_model, save_model
+from svmscreen.libsvm.svm import (C_SVC, EPSILON_SVR, NU_SVC, NU_SVR, ONE_CLASS, PRECOMPUTED,
+                                  OptionError, check_parameter, print_null, print_stdout,
+                                  svm_parameter, svm_problem)
+
+__all__ = ["train_main", "predict_main", "scale_main"]
+
+TRAIN_USAGE = """\
+Usage: svmscreen-train [options] training_set_file [model_file]
+options:
+-s svm_type : set type of SVM (default 0)
+	0 -- C-SVC		(multi-class classification)
+	1 -- nu-SVC		(multi-class classification; not supported yet)
+	2 -- one-class SVM	(not supported yet)
+	3 -- epsilon-SVR	(regression; not supported yet)
+	4 -- nu-SVR		(regression; not supported yet)
+-t kernel_type : set type of kernel function (default 2)
+	0 -- linear: u'*v
+	1 -- polynomial: (gamma*u'*v + coef0)^degree
+	2 -- radial basis function: exp(-gamma*|u-v|^2)
+	3 -- sigmoid: tanh(gamma*u'*v + coef0)
+	4 -- precomputed kernel (kernel values in training_set_file)
+-d degree : set degree in kernel function (default 3)
+-g gamma : set gamma in kernel function (default 1/num_features)
+-r coef0 : set coef0 in kernel function (default 0)
+-c cost : set the parameter C of C-SVC, epsilon-SVR, and nu-SVR (default 1)
+-n nu : set the parameter nu of nu-SVC, one-class SVM, and nu-SVR (default 0.5)
+-p epsilon : set the epsilon in loss function of epsilon-SVR (default 0.1)
+-m cachesize : set cache memory size in MB (default 100)
+-e epsilon : set tolerance of termination criterion (default 0.001)
+-h shrinking : whether to use the shrinking heuristics, 0 or 1 (default 1)
+-b probability_estimates : whether to train a SVC or SVR model for probability estimates, 0 or 1 (default 0)
+-wi weight : set the parameter C of class i to weight*C, for C-SVC (default 1)
+-v n: n-fold cross validation mode
+-q : quiet mode (no outputs)
+"""
+
+PREDICT_USAGE = """\
+Usage: svmscreen-predict [options] test_file model_file output_file
+options:
+-b probability_estimates: whether to predict probability estimates, 0 or 1 (default 0); for one-class SVM only 0 is supported
+-q : quiet mode (no outputs)
+"""
+
+SCALE_USAGE = """\
+Usage: svmscreen-scale [options] data_filename
+options:
+-l lower : x scaling lower limit (default -1)
+-u upper : x scaling upper limit (default +1)
+-y y_lower y_upper : y scaling limits (default: no y scaling)
+-s save_filename : save scaling parameters to save_filename
+-r restore_filename : restore scaling parameters from restore_filename
+"""
+
+
+class _Exit(Exception):
+    """Stop a command with an exit status (after its message is printed)."""
+
+    def __init__(self, status=1):
+        super().__init__(status)
+        self.status = status
+
+
+def _fail(message):
+    sys.stderr.write(message if message.endswith("\n") else message + "\n")
+    raise _Exit(1)
+
+
+def _usage(text):
+    sys.stdout.write(text)
+    raise _Exit(1)
+
+
+def _run(body, argv):
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    try:
+        body(argv)
+    except _Exit as stop:
+        sys.stdout.flush()
+        return stop.status
+    sys.stdout.flush()
+    return 0
+
+
+def _write_atomically(path, chunks):
+    """Write byte chunks to ``path`` through a temporary file in the same
+    directory, renamed when complete: an error leaves no partial file."""
+    path = Path(os.fsdecode(os.fspath(path)))
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _load_data(path, precomputed, what="input"):
+    if not os.path.isfile(path):
+        _fail(f"can't open {what} file {path}")
+    try:
+        return load_svmlight_file(path, precomputed=precomputed)
+    except ValueError as exc:
+        _fail(f"Wrong input format: {exc}")
+    except OSError as exc:
+        _fail(f"can't open {what} file {path}: {exc.strerror or exc}")
+
+
+# ------------------------------------------------------------------- train
+def _train(argv):
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        if len(argv[i]) < 2:
+            sys.stderr.write("Unknown option: -\n")
+            _usage(TRAIN_USAGE)
+        if argv[i][1] == "q":
+            i += 1
+            continue
+        if argv[i][1] not in "stdgrnmcepbhvw":
+            sys.stderr.write("Unknown option: -%s\n" % argv[i][1])
+            _usage(TRAIN_USAGE)
+        i += 2
+    if i >= len(argv):
+        _usage(TRAIN_USAGE)
+    # Options are matched on their first letter, as svm-train's switch.
+    options = []
+    j = 0
+    while j < i:
+        option = argv[j]
+        if option[1] == "q":
+            options.append("-q")
+            j += 1
+            continue
+        options.extend([option if option[1] == "w" else option[:2], argv[j + 1]])
+        j += 2
+    try:
+        param = svm_parameter(options)
+    except OptionError as exc:
+        sys.stderr.write(f"{exc}\n")
+        _usage(TRAIN_USAGE)
+    input_file = argv[i]
+    if i + 1 < len(argv):
+        model_file = argv[i + 1]
+    else:
+        model_file = os.path.basename(input_file) + ".model"
+
+    precomputed = param.kernel_type == PRECOMPUTED
+    X, y = _load_data(input_file, precomputed)
+    max_index = X.shape[1] - 1 if precomputed else X.shape[1]
+    prob = svm_problem.from_csr(y, X, max(max_index, 0), isKernel=precomputed)
+    try:
+        param = resolve_parameters(prob, param)
+    except ValueError as exc:
+        _fail(str(exc))
+    message = check_parameter(prob, param)
+    if message:
+        _fail("Error: %s" % message)
+
+    info = param.print_func
+    if param.cross_validation:
+        target = cross_validation(prob, param, param.nr_fold, info)
+        if param.svm_type in (EPSILON_SVR, NU_SVR):
+            error = float(np.mean((target - y) ** 2))
+            sys.stdout.write("Cross Validation Mean squared error = %g\n" % error)
+            sys.stdout.write("Cross Validation Squared correlation coefficient = %g\n"
+                             % _squared_correlation(target, y))
+        else:
+            correct = int(np.count_nonzero(target == y))
+            sys.stdout.write("Cross Validation Accuracy = %g%%\n" % (100.0 * correct / prob.l))
+        return
+    model = train(prob, param, info)
+    try:
+        save_model(model_file, model)
+    except OSError:
+        _fail("can't save model to file %s" % model_file)
+
+
+def _squared_correlation(v, y):
+    l = v.shape[0]
+    with np.errstate(all="ignore"):
+        num = (l * np.dot(v, y) - v.sum() * y.sum()) ** 2
+        den = (l * np.dot(v, v) - v.sum() ** 2) * (l * np.dot(y, y) - y.sum() ** 2)
+        return float(np.float64(num) / np.float64(den))
+
+
+def train_main(argv=None):
+    """``svmscreen-train [options] training_set_file [model_file]``."""
+    return _run(_train, argv)
+
+
+# ----------------------------------------------------------------- predict
+def _predict(argv):
+    predict_probability_flag = 0
+    info = print_stdout
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        option = argv[i][1:2]
+        if option == "b":
+            if i + 1 >= len(argv):
+                _usage(PREDICT_USAGE)
+            try:
+                predict_probability_flag = int(argv[i + 1])
+            except ValueError:
+                sys.stderr.write("option -b needs 0 or 1, got %r\n" % argv[i + 1])
+                _usage(PREDICT_USAGE)
+            i += 2
+        elif option == "q":
+            info = print_null
+            i += 1
+        else:
+            sys.stderr.write("Unknown option: -%s\n" % option)
+            _usage(PREDICT_USAGE)
+    if i >= len(argv) - 2:
+        _usage(PREDICT_USAGE)
+    test_file, model_file, output_file = argv[i], argv[i + 1], argv[i + 2]
+    if not os.path.isfile(test_file):
+        _fail("can't open input file %s" % test_file)
+    try:
+        model = load_model(model_file)
+    except OSError:
+        _fail("can't open model file %s" % model_file)
+    except ValueError as exc:
+        _fail("can't load model file %s: %s" % (model_file, exc))
+    if predict_probability_flag:
+        if not model.is_probability_model():
+            _fail("Model does not support probabiliy estimates")
+    elif model.is_probability_model():
+        info("Model supports probability estimates, but disabled in prediction.\n")
+
+    X, target = _load_data(test_file, model.param.kernel_type == PRECOMPUTED)
+    svm_type = model.param.svm_type
+    lines = []
+    if predict_probability_flag and svm_type in (C_SVC, NU_SVC, ONE_CLASS):
+        labels, prob = predict_probability(model, X, info)
+        if svm_type == ONE_CLASS:
+            lines.append("label normal outlier\n")
+        else:
+            lines.append("labels" + "".join(" %d" % v for v in model.get_labels()) + "\n")
+        row_format = "%g" + " %g" * prob.shape[1] + "\n"
+        lines.extend(row_format % ((lab,) + tuple(p))
+                     for lab, p in zip(labels.tolist(), prob.tolist()))
+    else:
+        if predict_probability_flag:   # regression
+            info("Prob. model for test data: target value = predicted value + z,\nz: Laplace "
+                 "distribution e^(-|z|/sigma)/(2sigma),sigma=%g\n" % model.probA[0])
+        labels, _ = predict(model, X)
+        lines.extend("%.17g\n" % v for v in labels.tolist())
+    try:
+        _write_atomically(output_file, ["".join(lines).encode("ascii")])
+    except OSError:
+        _fail("can't open output file %s" % output_file)
+
+    total = labels.shape[0]
+    if svm_type in (EPSILON_SVR, NU_SVR):
+        with np.errstate(all="ignore"):
+            error = np.float64(np.sum((labels - target) ** 2)) / np.float64(total)
+        info("Mean squared error = %g (regression)\n" % error)
+        info("Squared correlation coefficient = %g (regression)\n"
+             % _squared_correlation(labels, target))
+    else:
+        correct = int(np.count_nonzero(labels == target))
+        with np.errstate(all="ignore"):
+            accuracy = np.float64(correct) / np.float64(total) * 100
+        info("Accuracy = %g%% (%d/%d) (classification)\n" % (accuracy, correct, total))
+
+
+def predict_main(argv=None):
+    """``svmscreen-predict [options] test_file model_file output_file``."""
+    return _run(_predict, argv)
+
+
+# ------------------------------------------------------------------- scale
+def _read_restore(path):
+    """The -r file: (y_scaling, y_lower, y_upper, y_min, y_max, lower,
+    upper, {index: (fmin, fmax)})."""
+    try:
+        with open(path, "r", encoding="latin-1") as handle:
+            lines = handle.read().split("\n")
+    except OSError:
+        _fail("can't open file %s" % path)
+    bad = "ERROR: failed to read scaling parameters"
+    k = 0
+    y_params = None
+
+    def numbers(line_index, count):
+        if line_index >= len(lines):
+            _fail(bad)
+        parts = lines[line_index].split()
+        try:
+            values = [float(v) for v in parts[:count]]
+        except ValueError:
+            _fail(f"{bad} ({path}: line {line_index + 1})")
+        if len(values) != count:
+            _fail(f"{bad} ({path}: line {line_index + 1})")
+        return values
+
+    if lines and lines[0][:1] == "y":
+        y_lower, y_upper = numbers(1, 2)
+        y_min, y_max = numbers(2, 2)
+        y_params = (y_lower, y_upper, y_min, y_max)
+        k = 3
+    if k >= len(lines) or lines[k][:1] != "x":
+        return y_params, None, {}
+    lower, upper = numbers(k + 1, 2)
+    features = {}
+    for line_index in range(k + 2, len(lines)):
+        parts = lines[line_index].split()
+        if not parts:
+            continue
+        try:
+            index = int(parts[0])
+            fmin, fmax = float(parts[1]), float(parts[2])
+        except (ValueError, IndexError):
+            break            # fscanf stops at the first line that does not match
+        features[index] = (fmin, fmax)
+    return y_params, (lower, upper), features
+
+
+def _scale(argv):
+    lower, upper = -1.0, 1.0
+    y_scaling = False
+    y_lower = y_upper = 0.0
+    save_filename = restore_filename = None
+    i = 0
+    try:
+        while i < len(argv) and argv[i].startswith("-"):
+            option = argv[i][1:2]
+            i += 1
+            if i >= len(argv):
+                _usage(SCALE_USAGE)
+            if option == "l":
+                lower = float(argv[i])
+            elif option == "u":
+                upper = float(argv[i])
+            elif option == "y":
+                y_lower = float(argv[i])
+                i += 1
+                if i >= len(argv):
+                    _usage(SCALE_USAGE)
+                y_upper = float(argv[i])
+                y_scaling = True
+            elif option == "s":
+                save_filename = argv[i]
+            elif option == "r":
+                restore_filename = argv[i]
+            else:
+                sys.stderr.write("unknown option\n")
+                _usage(SCALE_USAGE)
+            i += 1
+    except ValueError:
+        sys.stderr.write("option -%s needs a number, got %r\n" % (option, argv[i]))
+        _usage(SCALE_USAGE)
+    if not upper > lower or (y_scaling and not y_upper > y_lower):
+        _fail("inconsistent lower/upper specification")
+    if restore_filename and save_filename:
+        _fail("cannot use -r and -s simultaneously")
+    if len(argv) != i + 1:
+        _usage(SCALE_USAGE)
+    data_file = argv[i]
+    if not os.path.isfile(data_file):
+        _fail("can't open file %s" % data_file)
+    X, y = _load_data(data_file, precomputed=True)
+    X = X.tocsr()
+    n_rows = X.shape[0]
+    data_max_index = X.shape[1] - 1
+    has_zero_index = X.nnz > 0 and bool(np.any(X.indices == 0))
+    if has_zero_index:
+        sys.stderr.write("WARNING: minimal feature index is 0, but indices should start "
+                         "from 1\n")
+
+    restored = None
+    if restore_filename:
+        restored = _read_restore(restore_filename)
+    max_index = max(data_max_index, max(restored[2]) if restored and restored[2] else 0, 0)
+
+    # feature_min/max over the data, implicit zeros included (index 0: only
+    # the values written, as svm-scale's loops never visit it otherwise).
+    width = max_index + 1
+    Xw = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(n_rows, width))
+    present = np.bincount(Xw.indices, minlength=width)
+    feature_max = np.full(width, -np.finfo(np.float64).max)
+    feature_min = np.full(width, np.finfo(np.float64).max)
+    if Xw.nnz:
+        np.maximum.at(feature_max, Xw.indices, Xw.data)
+        np.minimum.at(feature_min, Xw.indices, Xw.data)
+    implicit = present < n_rows
+    implicit[0] = False
+    feature_max[implicit] = np.maximum(feature_max[implicit], 0.0)
+    feature_min[implicit] = np.minimum(feature_min[implicit], 0.0)
+    y_max = float(y.max()) if n_rows else -np.finfo(np.float64).max
+    y_min = float(y.min()) if n_rows else np.finfo(np.float64).max
+
+    if restored is not None:
+        y_params, x_limits, features = restored
+        if y_params is not None:
+            y_lower, y_upper, y_min, y_max = y_params
+            y_scaling = True
+        if x_limits is not None:
+            lower, upper = x_limits
+            next_index = 1
+            for index in sorted(features):
+                for missing in range(next_index, min(index, width)):
+                    if feature_min[missing] != feature_max[missing]:
+                        sys.stderr.write(
+                            "WARNING: feature index %d appeared in file %s was not seen in "
+                            "the scaling factor file %s.\n" % (missing, data_file,
+                                                                restore_filename))
+                if 0 <= index < width:
+                    feature_min[index], feature_max[index] = features[index]
+                next_index = index + 1
+            for missing in range(next_index, width):
+                if feature_min[missing] != feature_max[missing]:
+                    sys.stderr.write(
+                        "WARNING: feature index %d appeared in file %s was not seen in the "
+                        "scaling factor file %s.\n" % (missing, data_file, restore_filename))
+
+    if save_filename:
+        text = []
+        if y_scaling:
+            text.append("y\n%.17g %.17g\n%.17g %.17g\n" % (y_lower, y_upper, y_min, y_max))
+        text.append("x\n%.17g %.17g\n" % (lower, upper))
+        for index in range(1, width):
+            if feature_min[index] != feature_max[index]:
+                text.append("%d %.17g %.17g\n" % (index, feature_min[index],
+                                                  feature_max[index]))
+        try:
+            _write_atomically(save_filename, ["".join(text).encode("ascii")])
+        except OSError:
+            _fail("can't open file %s" % save_filename)
+        if has_zero_index:
+            sys.stderr.write("WARNING: scaling factors with indices smaller than 1 are not "
+                             "stored to the file %s.\n" % save_filename)
+
+    targets = y.astype(np.float64).copy()
+    if y_scaling:
+        with np.errstate(all="ignore"):
+            scaled_y = y_lower + (y_upper - y_lower) * (targets - y_min) / (y_max - y_min)
+        scaled_y[targets == y_max] = y_upper
+        scaled_y[targets == y_min] = y_lower
+        targets = scaled_y
+
+    out = sys.stdout
+    span = feature_max - feature_min
+    skip = feature_max == feature_min
+    new_nonzeros = 0
+    block = max(1, (1 << 22) // max(width, 1))
+    for start in range(0, n_rows, block):
+        stop = min(n_rows, start + block)
+        dense = Xw[start:stop].toarray()
+        with np.errstate(all="ignore"):
+            S = lower + (upper - lower) * (dense - feature_min) / span
+        S = np.where(dense == feature_max, upper, S)
+        S = np.where(dense == feature_min, lower, S)
+        S[:, skip] = 0.0
+        if has_zero_index:
+            # index 0 is only output where it was written
+            written0 = np.zeros(stop - start, dtype=bool)
+            rows_nnz = Xw[start:stop]
+            first = rows_nnz.indptr[:-1]
+            has = np.diff(rows_nnz.indptr) > 0
+            written0[has] = rows_nnz.indices[first[has]] == 0
+            S[~written0, 0] = 0.0
+        else:
+            S[:, 0] = 0.0
+        pieces = []
+        for r in range(stop - start):
+            cols = np.flatnonzero(S[r])
+            new_nonzeros += cols.size
+            pieces.append("%.17g " % targets[start + r]
+                          + "".join("%d:%g " % (c, v) for c, v in zip(cols.tolist(),
+                                                                         S[r, cols].tolist()))
+                          + "\n")
+        out.write("".join(pieces))
+    if new_nonzeros > X.nnz:
+        sys.stderr.write("WARNING: original #nonzeros %d\n         new      #nonzeros %d\n"
+                         "Use -l 0 if many original feature values are zeros\n"
+                         % (X.nnz, new_nonzeros))
+
+
+def scale_main(argv=None):
+    """``svmscreen-scale [options] data_filename`` (scaled data on stdout)."""
+    return _run(_scale, argv)

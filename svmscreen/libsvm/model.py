@@ -1,0 +1,649 @@
+"""LIBSVM's multi-class C-SVC, probability estimates and cross-validation,
+on svmscreen's kernels and its one solver.
+
+What this reproduces from ``svm.cpp`` (LIBSVM 3.37):
+
+* ``svm_group_classes``: labels cast with ``(int)``, ordered by first
+  occurrence, except that a two-class {-1, +1} set seen -1 first is swapped
+  so that +1 is the positive class; samples regrouped by class, stably.
+* ``svm_train``: one-vs-one over the k(k-1)/2 pairs (i < j), class i as +1
+  with C_i = C * weight_i, class j as -1 with C_j; SVs kept grouped by class,
+  ``sv_coef`` in the (k-1) x l layout (classifier (i, j): the coefficients of
+  class i's SVs in row j-1, those of class j's SVs in row i).
+* ``svm_predict_values``: f_ij(x) = sum coef K(sv, x) - rho_ij, one vote to
+  i if f_ij > 0 else to j, the first class with most votes wins.
+* ``svm_binary_svc_probability`` (internal 5-fold CV, shuffled with C
+  ``rand()``, sub-SVMs with C = 1 and weights Cp, Cn), ``sigmoid_train``
+  (Platt with Lin, Lin & Weng's targets and Newton with backtracking),
+  ``sigmoid_predict``, ``multiclass_probability`` (Wu, Lin & Weng, method 2),
+  ``svm_predict_probability`` (pairwise estimates clipped to [1e-7, 1-1e-7],
+  the label of the largest probability).
+* ``svm_cross_validation``: stratified folds for classification.
+
+Only C-SVC is trained (``svm.check_parameter`` refuses the others); models of
+every type read from files are predicted.  The random shuffles draw from
+``_rand.default_generator`` (glibc's ``rand()`` after ``srand(1)``), so
+fold assignments and probability models match LIBSVM's.
+
+Trusts its caller (``svmutil``, ``commands``): the problem comes from
+``svm.svm_problem`` and the parameters passed ``svm.check_parameter``.
+"""
+import sys
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmscreen._kernels import Kernel, compute_layout, cross_kernel
+from svmscreen._solver import QMatrix, solve
+from svmscreen.libsvm._rand import default_generator
+from svmscreen.libsvm.svm import (C_SVC, EPSILON_SVR, KERNEL_CODE_NAMES, NU_SVC, NU_SVR,
+                                  ONE_CLASS, PRECOMPUTED, print_stdout, svm_model)
+
+__all__ = ["train", "cross_validation", "group_classes", "decision_values", "predict",
+           "predict_probability", "sigmoid_train", "sigmoid_predict",
+           "multiclass_probability", "resolve_parameters"]
+
+MIN_PROB = 1e-7              # pairwise probabilities are clipped to [MIN_PROB, 1 - MIN_PROB]
+PROBABILITY_FOLDS = 5        # svm_binary_svc_probability's internal CV
+DENSE_SV_BYTES = 256 << 20   # densify the SVs for prediction below this size
+BLOCK_VALUES = 1 << 22       # kernel values per prediction block
+INT_MAX = 2 ** 31 - 1
+
+
+# ------------------------------------------------------------ parameters
+def resolve_parameters(prob, param):
+    """The checks and defaults every LIBSVM front end applies before
+    training: precomputed rows must start with a valid ``0:serial``, and
+    gamma = 0 means 1/n.  Returns a copy of param; raises ValueError."""
+    if param.kernel_type == PRECOMPUTED:
+        X = prob.X
+        has_entries = np.diff(X.indptr) > 0
+        first_is_zero = np.zeros(prob.l, dtype=bool)
+        first_is_zero[has_entries] = X.indices[X.indptr[:-1][has_entries]] == 0
+        if not (prob.isKernel and np.all(first_is_zero)):
+            raise ValueError("Wrong input format: first column must be 0:sample_serial_number")
+        serial = np.trunc(X.data[X.indptr[:-1]]) if prob.l else np.zeros(0)
+        if np.any(serial <= 0) or np.any(serial > prob.n) or np.any(serial >= X.shape[1]):
+            raise ValueError("Wrong input format: sample_serial_number out of range")
+    param = param.copy()
+    if param.gamma == 0 and prob.n > 0:
+        param.gamma = 1.0 / prob.n
+    return param
+
+
+# ----------------------------------------------------------------- groups
+def int_labels(y):
+    """LIBSVM's ``(int)prob->y[i]``: truncation toward zero."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.size and np.max(np.abs(y)) > INT_MAX:
+        bad = y[np.argmax(np.abs(y))]
+        raise ValueError(f"class label {bad!r} does not fit in a C int")
+    return np.trunc(y).astype(np.int64)
+
+
+def group_classes(y):
+    """``svm_group_classes``: (label, start, count, perm).
+
+    label[c] is class c's label (first-occurrence order, with the {-1, +1}
+    swap), start/count its block in the regrouped order, and perm[k] the
+    original index of the k-th regrouped sample (stable within a class).
+    """
+    labels = int_labels(y)
+    if labels.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty.astype(np.intp)
+    uniq, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(by_first.size)
+    data_label = rank[inverse.ravel()]
+    label = uniq[by_first]
+    if label.size == 2 and label[0] == -1 and label[1] == 1:
+        label = label[::-1].copy()
+        data_label = 1 - data_label
+    count = np.bincount(data_label, minlength=label.size)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    perm = np.argsort(data_label, kind="stable")
+    return label, start, count, perm
+
+
+def class_pairs(nr_class):
+    """The classifiers (i, j), i < j, in LIBSVM's order."""
+    return [(i, j) for i in range(nr_class) for j in range(i + 1, nr_class)]
+
+
+# --------------------------------------------------------- training rows
+class TrainingRows:
+    """The rows of one training problem, in a given order, in the form the
+    kernels want: dense or CSR (``compute_layout``), or for a precomputed
+    kernel the rows of K with the serial numbers that index its columns."""
+
+    def __init__(self, X, param):
+        self.kernel = KERNEL_CODE_NAMES[param.kernel_type]
+        self.gamma = float(param.gamma)
+        self.coef0 = float(param.coef0)
+        self.degree = int(param.degree)
+        if param.kernel_type == PRECOMPUTED:
+            self.values = X.toarray()
+            self.serial = np.trunc(self.values[:, 0]).astype(np.intp)
+        else:
+            data = compute_layout(X)
+            if sp.issparse(data):
+                data = sp.csr_matrix((data.data, data.indices.astype(np.int32),
+                                      data.indptr.astype(np.int32)), shape=data.shape)
+            self.values = data
+
+    def take(self, rows):
+        """Training data for a Kernel over ``rows``."""
+        if self.kernel == "precomputed":
+            return np.ascontiguousarray(self.values[np.ix_(rows, self.serial[rows])])
+        data = self.values[rows]
+        if sp.issparse(data):
+            data = sp.csr_matrix((data.data, data.indices.astype(np.int32),
+                                  data.indptr.astype(np.int32)), shape=data.shape)
+        return data
+
+    def cross(self, rows, cols):
+        """The block K(x_rows, x_cols)."""
+        if self.kernel == "precomputed":
+            return self.values[np.ix_(rows, self.serial[cols])]
+        out = np.empty((len(rows), len(cols)))
+        for start, stop, block in cross_kernel(self.values[rows], self.values[cols],
+                                               self.kernel, self.gamma, self.coef0,
+                                               self.degree):
+            out[start:stop] = block
+        return out
+
+
+def solve_pair(rows, idx, sign, Cp, Cn, param, info):
+    """``svm_train_one`` for C-SVC: the binary problem on ``rows[idx]`` with
+    labels ``sign`` (+1/-1), bounds Cp/Cn.  Returns (y_i alpha_i, rho) and
+    prints LIBSVM's messages."""
+    n = idx.shape[0]
+    kernel = Kernel(rows.take(idx), rows.kernel, rows.gamma, rows.coef0, rows.degree)
+    Q = QMatrix(kernel, sign, float(param.cache_size))
+    hi = np.where(sign > 0, Cp, Cn)
+    result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n), y=sign, tol=float(param.eps),
+                   shrinking=bool(param.shrinking))
+    alpha = result.alpha
+    if info is not None:
+        dots = "." * (result.n_iter // max(min(n, 1000), 1))
+        warning = ("\nWARNING: reaching max number of iterations" if result.status == "max_iter"
+                   else "")
+        info(f"{dots}{warning}\noptimization finished, #iter = {result.n_iter}\n")
+        if Cp == Cn:
+            info("nu = %f\n" % (alpha.sum() / (Cp * n)))
+        info("obj = %f, rho = %f\n" % (result.objective, result.rho))
+        info("nSV = %d, nBSV = %d\n" % (np.count_nonzero(alpha > 0),
+                                        np.count_nonzero((alpha > 0) & (alpha >= hi))))
+    return alpha * sign, float(result.rho)
+
+
+# ---------------------------------------------------------------- training
+def train(prob, param, info=print_stdout, rng=None):
+    """``svm_train`` for C-SVC: an ``svm_model`` from an ``svm_problem``.
+
+    Parameters
+    ----------
+    prob : svm_problem
+    param : svm_parameter
+        Checked and resolved (``resolve_parameters``).
+    info : callable or None
+        LIBSVM's output hook (``None`` prints nothing).
+    rng : GlibcRandom, optional
+        For ``-b 1``; default the shared ``rand()`` state.
+    """
+    if info is None:
+        info = _silent
+    rng = default_generator if rng is None else rng
+    label, start, count, perm = group_classes(prob.y)
+    k = label.size
+    if k == 1:
+        info("WARNING: training data in only one class. See README for details.\n")
+    X_grouped = prob.X[perm]
+    rows = TrainingRows(X_grouped, param)
+
+    weighted_C = np.full(k, float(param.C))
+    for weight_label, weight in zip(param.weight_label, param.weight):
+        match = np.flatnonzero(label == weight_label)
+        if match.size == 0:
+            sys.stderr.write("WARNING: class label %d specified in weight is not found\n"
+                             % weight_label)
+        else:
+            weighted_C[match[0]] *= weight
+
+    pairs = class_pairs(k)
+    nonzero = np.zeros(prob.l, dtype=bool)
+    coefs = []
+    rho = np.zeros(len(pairs))
+    probA = np.zeros(len(pairs)) if param.probability else None
+    probB = np.zeros(len(pairs)) if param.probability else None
+    for p, (i, j) in enumerate(pairs):
+        idx = np.concatenate([np.arange(start[i], start[i] + count[i]),
+                              np.arange(start[j], start[j] + count[j])])
+        sign = np.concatenate([np.ones(count[i]), -np.ones(count[j])])
+        if param.probability:
+            probA[p], probB[p] = binary_svc_probability(rows, idx, sign, weighted_C[i],
+                                                        weighted_C[j], param, info, rng)
+        coef, rho[p] = solve_pair(rows, idx, sign, weighted_C[i], weighted_C[j], param, info)
+        nonzero[idx[coef != 0]] = True
+        coefs.append(coef)
+
+    nSV = np.array([np.count_nonzero(nonzero[start[c]:start[c] + count[c]])
+                    for c in range(k)], dtype=np.int64)
+    total_sv = int(nSV.sum())
+    info("Total nSV = %d\n" % total_sv)
+    sv_pos = np.flatnonzero(nonzero)
+    nz_start = np.concatenate([[0], np.cumsum(nSV)[:-1]]).astype(np.int64)
+    sv_coef = np.zeros((max(k - 1, 0), total_sv))
+    for p, (i, j) in enumerate(pairs):
+        coef = coefs[p]
+        ci = count[i]
+        keep_i = nonzero[start[i]:start[i] + ci]
+        keep_j = nonzero[start[j]:start[j] + count[j]]
+        sv_coef[j - 1, nz_start[i]:nz_start[i] + nSV[i]] = coef[:ci][keep_i]
+        sv_coef[i, nz_start[j]:nz_start[j] + nSV[j]] = coef[ci:][keep_j]
+
+    model = svm_model()
+    model.param = param.copy()
+    model.nr_class = int(k)
+    model.l = total_sv
+    model.SV = X_grouped[sv_pos]
+    model.sv_coef = sv_coef
+    model.rho = rho
+    model.probA = probA
+    model.probB = probB
+    model.sv_indices = (perm[sv_pos] + 1).astype(np.int64)
+    model.label = label.astype(np.int64)
+    model.nSV = nSV
+    return model
+
+
+def _silent(s):
+    return None
+
+
+# ------------------------------------------------------------ probability
+def binary_svc_probability(rows, idx, sign, Cp, Cn, param, info, rng):
+    """``svm_binary_svc_probability``: (A, B) of the sigmoid fitted to
+    decision values from a 5-fold CV of the pair's problem."""
+    n = idx.shape[0]
+    perm = np.array(rng.shuffle_indices(list(range(n))), dtype=np.intp)
+    dec = np.zeros(n)
+    for fold in range(PROBABILITY_FOLDS):
+        begin = fold * n // PROBABILITY_FOLDS
+        end = (fold + 1) * n // PROBABILITY_FOLDS
+        train_pos = np.concatenate([perm[:begin], perm[end:]])
+        test_pos = perm[begin:end]
+        positive = sign[train_pos] > 0
+        n_pos = int(np.count_nonzero(positive))
+        n_neg = train_pos.shape[0] - n_pos
+        if n_pos == 0 and n_neg == 0:
+            dec[test_pos] = 0.0
+        elif n_neg == 0:
+            dec[test_pos] = 1.0
+        elif n_pos == 0:
+            dec[test_pos] = -1.0
+        else:
+            # svm_train on the fold (C = 1, weights Cp for +1 and Cn for -1):
+            # it regroups the samples with +1 first, as svm_group_classes.
+            order = np.concatenate([train_pos[positive], train_pos[~positive]])
+            coef, rho = solve_pair(rows, idx[order], sign[order], Cp, Cn, param, info)
+            info("Total nSV = %d\n" % np.count_nonzero(coef))
+            sv = coef != 0
+            if test_pos.size:
+                K = rows.cross(idx[test_pos], idx[order][sv])
+                dec[test_pos] = K @ coef[sv] - rho
+    return sigmoid_train(dec, sign, info)
+
+
+def _sigmoid_objective(dec, target, A, B):
+    """Platt's negative log-likelihood, in LIBSVM's stable form."""
+    fApB = dec * A + B
+    pos = fApB >= 0
+    out = np.empty_like(fApB)
+    out[pos] = target[pos] * fApB[pos] + np.log(1 + np.exp(-fApB[pos]))
+    neg = ~pos
+    out[neg] = (target[neg] - 1) * fApB[neg] + np.log(1 + np.exp(fApB[neg]))
+    return float(out.sum())
+
+
+def sigmoid_train(dec, labels, info=None):
+    """``sigmoid_train``: Platt scaling with Lin, Lin & Weng's improvements.
+
+    Minimises  sum_i t_i (A f_i + B) + log(1 + exp(-(A f_i + B)))  (in a
+    form stable for either sign), with targets t_i = (N+ + 1)/(N+ + 2) for
+    labels > 0 and 1/(N- + 2) otherwise, by Newton's method on (A, B) with
+    H + 1e-12 I, backtracking (sufficient decrease 1e-4, steps down to
+    1e-10), until both gradient entries are below 1e-5 or 100 iterations.
+
+    Returns
+    -------
+    (A, B) : floats, with P(y = +1 | f) = 1 / (1 + exp(A f + B)).
+    """
+    dec = np.asarray(dec, dtype=np.float64)
+    positive = np.asarray(labels) > 0
+    prior1 = float(np.count_nonzero(positive))
+    prior0 = float(dec.shape[0]) - prior1
+    max_iter, min_step, sigma, eps = 100, 1e-10, 1e-12, 1e-5
+    hi_target = (prior1 + 1.0) / (prior1 + 2.0)
+    lo_target = 1.0 / (prior0 + 2.0)
+    target = np.where(positive, hi_target, lo_target)
+    A = 0.0
+    B = float(np.log((prior0 + 1.0) / (prior1 + 1.0)))
+    fval = _sigmoid_objective(dec, target, A, B)
+    it = 0
+    while it < max_iter:
+        fApB = dec * A + B
+        p, q = _sigmoid_pq(fApB)
+        d2 = p * q
+        h11 = sigma + float(np.dot(dec * dec, d2))
+        h22 = sigma + float(d2.sum())
+        h21 = float(np.dot(dec, d2))
+        d1 = target - p
+        g1 = float(np.dot(dec, d1))
+        g2 = float(d1.sum())
+        if abs(g1) < eps and abs(g2) < eps:
+            break
+        det = h11 * h22 - h21 * h21
+        dA = -(h22 * g1 - h21 * g2) / det
+        dB = -(-h21 * g1 + h11 * g2) / det
+        gd = g1 * dA + g2 * dB
+        step = 1.0
+        while step >= min_step:
+            newA = A + step * dA
+            newB = B + step * dB
+            newf = _sigmoid_objective(dec, target, newA, newB)
+            if newf < fval + 0.0001 * step * gd:
+                A, B, fval = newA, newB, newf
+                break
+            step /= 2.0
+        if step < min_step:
+            if info is not None:
+                info("Line search fails in two-class probability estimates\n")
+            break
+        it += 1
+    if it >= max_iter and info is not None:
+        info("Reaching maximal iterations in two-class probability estimates\n")
+    return A, B
+
+
+def _sigmoid_pq(fApB):
+    """p = 1/(1 + exp(fApB)) and q = 1 - p, computed without cancellation."""
+    p = np.empty_like(fApB)
+    q = np.empty_like(fApB)
+    pos = fApB >= 0
+    e = np.exp(-fApB[pos])
+    p[pos] = e / (1.0 + e)
+    q[pos] = 1.0 / (1.0 + e)
+    neg = ~pos
+    e = np.exp(fApB[neg])
+    p[neg] = 1.0 / (1.0 + e)
+    q[neg] = e / (1.0 + e)
+    return p, q
+
+
+def sigmoid_predict(dec, A, B):
+    """``sigmoid_predict``: P(+1 | f) = 1/(1 + exp(A f + B)), elementwise
+    (A, B broadcast against dec)."""
+    fApB = np.asarray(dec, dtype=np.float64) * A + B
+    return _sigmoid_pq(np.asarray(fApB, dtype=np.float64))[0]
+
+
+def multiclass_probability(R, info=None):
+    """``multiclass_probability``: Wu, Lin & Weng's method 2, row by row.
+
+    Parameters
+    ----------
+    R : ndarray (n, k, k)
+        R[:, i, j] = r_ij, the pairwise estimate P(i | i or j); the diagonal
+        is ignored.
+
+    Returns
+    -------
+    P : ndarray (n, k), the class probabilities.
+
+    For each row it solves  min_p p'Qp  s.t.  sum p = 1, with
+    Q_tt = sum_{j != t} r_jt^2 and Q_tj = -r_jt r_tj, by LIBSVM's fixed-point
+    coordinate updates until max_t |(Qp)_t - p'Qp| < 0.005/k or
+    max(100, k) sweeps.  Rows are processed together, each stopping on its
+    own, so every row follows LIBSVM's exact sequence of updates.
+    """
+    R = np.asarray(R, dtype=np.float64)
+    n, k = R.shape[0], R.shape[1]
+    off = ~np.eye(k, dtype=bool)
+    Rt = np.swapaxes(R, 1, 2)                     # Rt[:, t, j] = r_jt
+    Q = -Rt * R                                   # Q[:, t, j] = -r_jt r_tj
+    Q[:, ~off] = 0.0
+    Q[:, np.arange(k), np.arange(k)] = np.where(off[None], Rt * Rt, 0.0).sum(axis=2)
+    P = np.full((n, k), 1.0 / k)
+    max_iter = max(100, k)
+    eps = 0.005 / k
+    active = np.arange(n)
+    it = 0
+    while it < max_iter and active.size:
+        Qa = Q[active]
+        pa = P[active]
+        Qp = np.einsum("rtj,rj->rt", Qa, pa)
+        pQp = np.einsum("rt,rt->r", pa, Qp)
+        error = np.max(np.abs(Qp - pQp[:, None]), axis=1)
+        moving = error >= eps
+        active = active[moving]
+        if not active.size:
+            break
+        Qa, pa, Qp, pQp = Qa[moving], pa[moving], Qp[moving], pQp[moving]
+        for t in range(k):
+            Qtt = Qa[:, t, t]
+            diff = (-Qp[:, t] + pQp) / Qtt
+            pa[:, t] += diff
+            scale = 1.0 + diff
+            pQp = (pQp + diff * (diff * Qtt + 2 * Qp[:, t])) / scale / scale
+            Qp = (Qp + diff[:, None] * Qa[:, t, :]) / scale[:, None]
+            pa /= scale[:, None]
+        P[active] = pa
+        it += 1
+    if it >= max_iter and info is not None:
+        info("Exceeds max_iter in multiclass_prob\n")
+    return P
+
+
+# -------------------------------------------------------------- prediction
+def _with_width(X, width):
+    if X.shape[1] == width:
+        return X
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+
+
+def _sv_layout(model, width):
+    """The SVs as prediction wants them (dense when small), cached."""
+    cache = model._predict_cache
+    if cache is not None and cache[0] == width:
+        return cache[1]
+    SV = _with_width(model.SV, width)
+    if model.l * width * 8 <= DENSE_SV_BYTES:
+        SV = np.ascontiguousarray(SV.toarray())
+    model._predict_cache = (width, SV)
+    return SV
+
+
+def kernel_blocks(model, X):
+    """Yield (start, stop, K) with K[r, s] = K(x_{start + r}, SV_s)."""
+    n = X.shape[0]
+    if model.param.kernel_type == PRECOMPUTED:
+        SV = model.SV
+        serial = np.trunc(SV[:, [0]].toarray().ravel()).astype(np.intp) if model.l else \
+            np.zeros(0, dtype=np.intp)
+        width = max(X.shape[1], int(serial.max()) + 1 if serial.size else 0)
+        columns = _with_width(X, width).tocsc()[:, serial].tocsr()
+        step = max(1, BLOCK_VALUES // max(model.l, 1))
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            yield start, stop, columns[start:stop].toarray()
+        return
+    width = max(X.shape[1], model.SV.shape[1])
+    SV = _sv_layout(model, width)
+    A = compute_layout(_with_width(X, width))
+    p = model.param
+    yield from cross_kernel(A, SV, KERNEL_CODE_NAMES[p.kernel_type], float(p.gamma),
+                            float(p.coef0), int(p.degree), max_block=BLOCK_VALUES)
+
+
+def decision_values(model, X):
+    """``svm_predict_values`` for every row of X (index-space CSR).
+
+    Returns
+    -------
+    dec : ndarray (n, k(k-1)/2) for classification (pair order of
+        ``class_pairs``), (n, 1) for regression and one-class.
+    """
+    n = X.shape[0]
+    svm_type = model.param.svm_type
+    if svm_type not in (C_SVC, NU_SVC):
+        dec = np.full((n, 1), -float(model.rho[0]))
+        if model.l:
+            for start, stop, K in kernel_blocks(model, X):
+                dec[start:stop, 0] += K @ model.sv_coef[0]
+        return dec
+    k = model.nr_class
+    pairs = class_pairs(k)
+    dec = np.empty((n, len(pairs)))
+    dec[:] = -np.asarray(model.rho, dtype=np.float64)[None, :]
+    if not pairs or n == 0:
+        return dec
+    nSV = np.asarray(model.nSV)
+    sv_start = np.concatenate([[0], np.cumsum(nSV)])
+    coef = np.asarray(model.sv_coef)
+    for start, stop, K in kernel_blocks(model, X):
+        if k == 2:
+            dec[start:stop, 0] += K @ coef[0]
+            continue
+        # parts[c][:, m] = sum over class c's SVs of K * sv_coef[m]
+        parts = [K[:, sv_start[c]:sv_start[c + 1]] @ coef[:, sv_start[c]:sv_start[c + 1]].T
+                 for c in range(k)]
+        for p, (i, j) in enumerate(pairs):
+            dec[start:stop, p] += parts[i][:, j - 1] + parts[j][:, i]
+    return dec
+
+
+def labels_from_values(model, dec):
+    """``svm_predict``'s label for each row of decision values."""
+    svm_type = model.param.svm_type
+    if svm_type in (EPSILON_SVR, NU_SVR):
+        return dec[:, 0].copy()
+    if svm_type == ONE_CLASS:
+        return np.where(dec[:, 0] > 0, 1.0, -1.0)
+    k = model.nr_class
+    label = np.asarray(model.label, dtype=np.float64)
+    if k < 2:
+        return np.full(dec.shape[0], label[0] if k == 1 else 0.0)
+    votes = np.zeros((dec.shape[0], k), dtype=np.int64)
+    for p, (i, j) in enumerate(class_pairs(k)):
+        win = dec[:, p] > 0
+        votes[:, i] += win
+        votes[:, j] += ~win
+    return label[np.argmax(votes, axis=1)]
+
+
+def predict(model, X):
+    """(labels, decision values) for every row of X."""
+    dec = decision_values(model, X)
+    return labels_from_values(model, dec), dec
+
+
+def one_class_probability(model, dec):
+    """``predict_one_class_probability``: 0.001 below the first density
+    mark, 0.999 above the last, else i/10 for the first mark i >= 1 with
+    f < mark_i (and 0 when f equals the last mark, as LIBSVM's loop)."""
+    marks = np.asarray(model.prob_density_marks, dtype=np.float64)
+    n_marks = marks.shape[0]
+    first_above = 1 + np.searchsorted(marks[1:], dec, side="right")
+    prob = np.where(first_above < n_marks, first_above / n_marks, 0.0)
+    prob[dec < marks[0]] = 0.001
+    prob[dec > marks[-1]] = 0.999
+    return prob
+
+
+def predict_probability(model, X, info=None):
+    """``svm_predict_probability`` for every row of X.
+
+    Returns
+    -------
+    labels : ndarray (n,)
+    prob : ndarray (n, nr_class), or None for regression models (their
+        probability model is a scale, not per-instance values)
+    """
+    dec = decision_values(model, X)
+    svm_type = model.param.svm_type
+    if svm_type in (C_SVC, NU_SVC) and model.probA is not None and model.probB is not None:
+        k = model.nr_class
+        label = np.asarray(model.label, dtype=np.float64)
+        if k < 2:
+            return np.full(dec.shape[0], label[0]), np.ones((dec.shape[0], max(k, 1)))
+        r = np.clip(sigmoid_predict(dec, np.asarray(model.probA), np.asarray(model.probB)),
+                    MIN_PROB, 1 - MIN_PROB)
+        if k == 2:
+            prob = np.column_stack([r[:, 0], 1 - r[:, 0]])
+        else:
+            prob = np.empty((dec.shape[0], k))
+            chunk = max(1, (1 << 21) // (k * k))
+            for start in range(0, dec.shape[0], chunk):
+                rc = r[start:start + chunk]
+                R = np.zeros((rc.shape[0], k, k))
+                for p, (i, j) in enumerate(class_pairs(k)):
+                    R[:, i, j] = rc[:, p]
+                    R[:, j, i] = 1 - rc[:, p]
+                prob[start:start + chunk] = multiclass_probability(R, info)
+        return label[np.argmax(prob, axis=1)], prob
+    if svm_type == ONE_CLASS and model.prob_density_marks is not None:
+        p_normal = one_class_probability(model, dec[:, 0])
+        return labels_from_values(model, dec), np.column_stack([p_normal, 1 - p_normal])
+    return labels_from_values(model, dec), None
+
+
+# ------------------------------------------------------- cross-validation
+def cross_validation(prob, param, nr_fold, info=print_stdout, rng=None):
+    """``svm_cross_validation``: the label (or value) predicted for each
+    sample by the model trained on the other folds.
+
+    Classification folds are stratified: each class is shuffled with
+    ``rand()`` and cut into nr_fold slices, fold i taking slice i of every
+    class.  With more folds than samples: leave-one-out (with a warning).
+    """
+    if info is None:
+        info = _silent
+    rng = default_generator if rng is None else rng
+    l = prob.l
+    if nr_fold > l:
+        sys.stderr.write("WARNING: # folds (%d) > # data (%d). Will use # folds = # data "
+                         "instead (i.e., leave-one-out cross validation)\n" % (nr_fold, l))
+        nr_fold = l
+    if param.svm_type in (C_SVC, NU_SVC) and nr_fold < l:
+        label, start, count, perm = group_classes(prob.y)
+        index = perm.tolist()
+        for c in range(label.size):
+            rng.shuffle_indices(index, int(start[c]), int(start[c] + count[c]))
+        folds = [[] for _ in range(nr_fold)]
+        for c in range(label.size):
+            for i in range(nr_fold):
+                begin = int(start[c]) + i * int(count[c]) // nr_fold
+                end = int(start[c]) + (i + 1) * int(count[c]) // nr_fold
+                folds[i].extend(index[begin:end])
+        perm = np.array([v for fold in folds for v in fold], dtype=np.intp)
+        fold_start = np.concatenate([[0], np.cumsum([len(f) for f in folds])])
+    else:
+        perm = np.array(rng.shuffle_indices(list(range(l))), dtype=np.intp)
+        fold_start = np.array([i * l // nr_fold for i in range(nr_fold + 1)])
+    target = np.zeros(l)
+    for i in range(nr_fold):
+        begin, end = int(fold_start[i]), int(fold_start[i + 1])
+        sub = prob.subset(np.concatenate([perm[:begin], perm[end:]]))
+        submodel = train(sub, param, info, rng)
+        test = perm[begin:end]
+        if not test.size:
+            continue
+        X_test = prob.X[test]
+        if param.probability and param.svm_type in (C_SVC, NU_SVC):
+            target[test] = predict_probability(submodel, X_test, info)[0]
+        else:
+            target[test] = predict(submodel, X_test)[0]
+    return target
