@@ -967,3 +967,33 @@ def test_dense_equals_csr(n, density, kernel, fit_intercept, seed):
     np.testing.assert_allclose(csr.decision_function(X), dense.decision_function(X), atol=1e-5)
     np.testing.assert_allclose(scrambled.decision_function(X), dense.decision_function(X),
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("name, kernel, C", [("german.numer_scale", "rbf", 1.0),
+                                             ("australian_scale", "poly", 10.0),
+                                             ("mushrooms", "linear", 1.0)])
+def test_fixing_the_certain_samples_keeps_the_optimum(name, kernel, C):
+    """The screening use of ``fixed`` on real data: samples clearly at 0 or
+    at C in the full solution are fixed there (G_bar carries the ones at C),
+    the rest starts from a feasible point and is solved with shrinking; the
+    optimum is the full one."""
+    X, y = real_data(name, DATASETS[name])
+    X = check_X(X)
+    s = np.where(y == y.max(), 1.0, -1.0)
+    n = s.size
+    gamma, coef0, degree = kernel_params(kernel, X.shape[1])
+    kernel_obj = Kernel(X, kernel, gamma, coef0, degree)
+    p, lo, hi = -np.ones(n), np.zeros(n), np.full(n, C)
+    full = solve(QMatrix(kernel_obj, s, 50.0), p, lo, hi, np.zeros(n), y=s, tol=1e-8)
+    margin = full.grad + 1.0 - s * full.rho          # y_i f(x_i), f = g - rho
+    fixed = ((full.alpha == 0) & (margin > 1.1)) | ((full.alpha == C) & (margin < 0.9))
+    assert 0 < fixed.sum() < n
+    alpha0 = np.where(fixed, full.alpha, 0.0)
+    alpha0 = np.where(fixed, alpha0, project_to_equality(alpha0, s, np.where(fixed, alpha0, lo),
+                                                         np.where(fixed, alpha0, hi), 0.0))
+    assert abs(s @ alpha0) <= 1e-9 * n * C
+    reduced = solve(QMatrix(kernel_obj, s, 1.0), p, lo, hi, alpha0, y=s, fixed=fixed, tol=1e-8)
+    np.testing.assert_array_equal(reduced.alpha[fixed], full.alpha[fixed])
+    assert abs(reduced.objective - full.objective) <= 1e-8 * abs(full.objective)
+    assert abs(reduced.rho - full.rho) <= 1e-5
+    np.testing.assert_allclose(reduced.grad, full.grad, atol=1e-5)
