@@ -285,3 +285,24 @@ def test_tiny_cache_through_fit_binary():
         np.testing.assert_array_equal(tiny.alpha_, big.alpha_)
         assert tiny.intercept_ == big.intercept_
         assert tiny.n_iter_ == big.n_iter_
+
+
+def test_compute_layout_densifies_only_dense_enough_csr():
+    """fit_binary computes kernel columns on a dense copy of a CSR matrix
+    that is at least 75% full; sparser CSR stays as it is.  Either way the
+    kernel is the same."""
+    from svmscreen._kernels import compute_layout
+    X = random_data(20, 8, density=1.0, seed=21)
+    X[0, :] = 0.0                                   # 95% full
+    full = check_X(sp.csr_matrix(X))
+    sparse = check_X(sp.csr_matrix(random_data(20, 8, density=0.3, seed=22)))
+    out = compute_layout(full)
+    assert isinstance(out, np.ndarray) and out.flags.c_contiguous
+    np.testing.assert_array_equal(out, X)
+    assert compute_layout(sparse) is sparse
+    dense = check_X(X)
+    assert compute_layout(dense) is dense
+    for kernel in KERNELS:
+        gamma, coef0, degree = PARAMS[kernel]
+        assert_kernel_close(Kernel(out, kernel, gamma, coef0, degree).rows(np.arange(20)),
+                            Kernel(full, kernel, gamma, coef0, degree).rows(np.arange(20)))
