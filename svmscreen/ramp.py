@@ -26,7 +26,7 @@ from svmscreen._validation import (ConvergenceWarning, binary_signs, check_label
                                    check_parameters, check_precomputed, check_X,
                                    class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
-from svmscreen.objective import duality_gap
+from svmscreen.objective import gap_at
 from svmscreen.path import (_Problem, check_C_grid, make_screening, repair_equality,
                             run_path)
 from svmscreen.reduced import solve_reduced
@@ -140,10 +140,14 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                           screened_zero=screened[0], screened_bound=screened[1] + frozen,
                           put_back=put_back, n_iter=result.n_iter,
                           screen_seconds=screen_seconds, solve_seconds=solve_seconds))
-        if J > previous_J + max(tol, 1e-9) * max(1.0, abs(previous_J)):
+        # Descent holds up to the inner problem's own duality gap
+        # (notes/seed_001 §6, pitfall 12): J_{k+1} <= J_k + gap_{k+1}, the gap
+        # taken at the intercept J uses.
+        inner_gap = gap_at(intercept, beta, grad, lo, C_i, y)
+        if J > previous_J + inner_gap + 1e-12 * max(1.0, abs(previous_J)):
             warnings.warn(f"CCCP step {step}: the ramp objective rose from {previous_J:.10g} "
-                          f"to {J:.10g} (inexact inner solve); stopping", ConvergenceWarning,
-                          stacklevel=3)
+                          f"to {J:.10g}, more than the inner duality gap {inner_gap:.3g}; "
+                          "stopping", ConvergenceWarning, stacklevel=3)
             break
         previous_J = J
         new_mu = outlier_weights(margins, C_i, s)
