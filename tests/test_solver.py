@@ -997,3 +997,37 @@ def test_fixing_the_certain_samples_keeps_the_optimum(name, kernel, C):
     assert abs(reduced.objective - full.objective) <= 1e-8 * abs(full.objective)
     assert abs(reduced.rho - full.rho) <= 1e-5
     np.testing.assert_allclose(reduced.grad, full.grad, atol=1e-5)
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_fixed_at_an_interior_value_is_refused_or_honoured(shrinking, equality=True):
+    """solve's docstring asks for fixed variables at a bound, but nothing
+    stops a caller from fixing one strictly inside its box.  Then it must
+    either refuse (ValueError naming ``fixed``) or honour it: the others
+    optimal for the restricted problem and the returned gradient exact.
+    (An interior fixed value is FREE, so it is neither in G_bar nor in the
+    free sum of reconstruct_gradient: with shrinking the optimum is wrong.)"""
+    rng = np.random.default_rng(0)
+    n = 300
+    X = rng.normal(size=(n, 3))
+    s = rng.choice([-1.0, 1.0], size=n)
+    kernel = Kernel(check_X(X), "rbf", 0.5, 0.0, 3)
+    Q = np.outer(s, s) * kernel.rows(np.arange(n))
+    p, lo, hi = -np.ones(n), np.zeros(n), np.ones(n)
+    fixed = np.zeros(n, dtype=bool)
+    fixed[:20] = True
+    alpha0 = np.where(fixed, 0.5, 0.0)
+    y = s if equality else None
+    try:
+        res = solve(QMatrix(kernel, s, 100.0), p, lo, hi, alpha0, y=y, fixed=fixed, tol=1e-8,
+                    shrinking=shrinking)
+    except ValueError as exc:
+        assert "fixed" in str(exc)
+        return
+    np.testing.assert_array_equal(res.alpha[fixed], 0.5)
+    np.testing.assert_allclose(res.grad, Q @ res.alpha + p, atol=1e-8)
+    lo_r, hi_r = np.where(fixed, 0.5, lo), np.where(fixed, 0.5, hi)
+    star = exact_optimum(Q, p, lo_r, hi_r, y, float(s @ alpha0) if equality else 0.0,
+                         start=np.clip(res.alpha, lo_r, hi_r))
+    objective = 0.5 * res.alpha @ Q @ res.alpha + p @ res.alpha
+    assert abs(objective - (0.5 * star @ Q @ star + p @ star)) <= 1e-6
