@@ -1031,3 +1031,28 @@ def test_fixed_at_an_interior_value_is_refused_or_honoured(shrinking, equality=T
                          start=np.clip(res.alpha, lo_r, hi_r))
     objective = 0.5 * res.alpha @ Q @ res.alpha + p @ res.alpha
     assert abs(objective - (0.5 * star @ Q @ star + p @ star)) <= 1e-6
+
+
+@PROPERTY
+@given(n=st.integers(2, 40), kernel=st.sampled_from(["linear", "rbf", "poly"]),
+       fit_intercept=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_class_and_sample_weights_match_exact_qp(n, kernel, fit_intercept, seed):
+    """C_i = C * class_weight[y_i] * sample_weight_i against the exact QP with
+    per-sample upper bounds."""
+    rng = np.random.default_rng(seed)
+    X, y = random_svc(max(n, 2), 3, seed % 1000)
+    labels = np.where(y > 0, 7.0, 3.0)               # arbitrary label values
+    C = float(rng.choice([0.1, 1.0, 10.0]))
+    class_weight = {3.0: float(rng.uniform(0.2, 3)), 7.0: float(rng.uniform(0.2, 3))}
+    sample_weight = rng.uniform(0.1, 2.0, size=y.size)
+    model = fit_binary(X, labels, C=C, kernel=kernel, gamma=0.5, coef0=1.0, degree=2,
+                       class_weight=class_weight, sample_weight=sample_weight,
+                       fit_intercept=fit_intercept, tol=1e-10)
+    C_i = C * np.where(y > 0, class_weight[7.0], class_weight[3.0]) * sample_weight
+    K = gram(X, kernel)
+    star, _ = exact_svc(K, y, C_i, fit_intercept=fit_intercept, alpha0=model.alpha_)
+    Q = np.outer(y, y) * K
+    exact = 0.5 * star @ Q @ star - star.sum()
+    assert np.all(model.alpha_ <= C_i) and np.all(model.alpha_ >= 0)
+    assert abs(model.objective_ - exact) <= 1e-8 * abs(exact)
+    np.testing.assert_array_equal(model.classes_, [3.0, 7.0])
