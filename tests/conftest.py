@@ -1,9 +1,13 @@
 """Shared fixtures for the svmscreen tests.
 
 OMP_NUM_THREADS is pinned before libsvm-official is imported anywhere, so the
-reference runs single-threaded and timings stay reproducible.  Hypothesis runs
-with fixed seeds by default (``derandomize``); ``--hypothesis-profile=wide``
-draws fresh examples and more of them.
+reference runs single-threaded and timings stay reproducible.
+
+Hypothesis runs with fixed seeds by default (``derandomize``), so the default
+run is reproducible.  ``HYPOTHESIS_PROFILE=wide`` draws fresh examples, 300
+per property test (``HYPOTHESIS_EXAMPLES=n`` for another number):
+
+    HYPOTHESIS_PROFILE=wide python -m pytest tests/test_solver.py -m "not slow"
 """
 import functools
 import lzma
@@ -18,7 +22,8 @@ from hypothesis import settings  # noqa: E402
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 
 settings.register_profile("default", derandomize=True, print_blob=True)
-settings.register_profile("wide", derandomize=False, max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 300)), print_blob=True)
+settings.register_profile("wide", derandomize=False, print_blob=True,
+                          max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", 300)))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
