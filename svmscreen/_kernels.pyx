@@ -125,10 +125,15 @@ cdef class Kernel:
             self.scatter = np.zeros(self.n_features, dtype=np.float64)
         else:
             self.dense = X
-        if self.kernel_type == RBF:
-            self.sq_norms = squared_row_norms(X)
-        else:
+        if self.kernel_type == PRECOMPUTED:
             self.sq_norms = np.zeros(self.n_samples, dtype=np.float64)
+        else:
+            norms = squared_row_norms(X)
+            if not np.all(np.isfinite(norms)):
+                i = int(np.flatnonzero(~np.isfinite(norms))[0])
+                raise ValueError(f"X: the squared norm of row {i} overflows float64; "
+                                 "scale X down")
+            self.sq_norms = norms
 
     cdef double dot(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         cdef Py_ssize_t p, q, p_end, q_end

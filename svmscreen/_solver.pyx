@@ -74,6 +74,10 @@ cdef class QMatrix:
         else:
             self.sign = np.array(sign, dtype=np.float64)
         self.QD = kernel.diagonal()   # s_i^2 = 1
+        if not np.all(np.isfinite(self.QD)):
+            i = int(np.flatnonzero(~np.isfinite(np.asarray(self.QD)))[0])
+            raise ValueError(f"kernel values overflow: K(x_{i}, x_{i}) is not finite; "
+                             "scale X down or lower gamma/degree")
 
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil:
         """Column i of Q, entries 0..length-1 in position order."""
@@ -628,6 +632,8 @@ cdef class _SMO:
         cdef double ub = INFINITY, lb = -INFINITY, total = 0.0, yG
         cdef Py_ssize_t i, n_free = 0
         for i in range(self.l):
+            if self.hi[i] <= self.lo[i]:
+                continue   # cannot move, so it says nothing about rho
             yG = self.y[i] * self.G[i]
             if self.is_upper(i):
                 if self.y[i] < 0:
@@ -713,6 +719,13 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.G_bar = np.zeros(n)
     s.status = np.zeros(n, dtype=np.int8)
     fixed_mask = np.zeros(n, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
+    # A variable fixed strictly inside its box is pinned there (lo = hi = its
+    # value), so that it counts in G_bar like any variable at a bound.
+    pinned = fixed_mask[order] & (np.asarray(s.alpha) > np.asarray(s.lo)) \
+        & (np.asarray(s.alpha) < np.asarray(s.hi))
+    if pinned.any():
+        np.asarray(s.lo)[pinned] = np.asarray(s.alpha)[pinned]
+        np.asarray(s.hi)[pinned] = np.asarray(s.alpha)[pinned]
     # A variable with lo == hi cannot move: treat it as fixed.
     is_fixed = (fixed_mask[order] | (np.asarray(s.hi) <= np.asarray(s.lo))).astype(np.int8)
     for pos in range(n):
