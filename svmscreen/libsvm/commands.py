@@ -471,7 +471,8 @@ def _scale(argv):
         targets = scaled_y
 
     out = sys.stdout
-    span = feature_max - feature_min
+    with np.errstate(over="ignore"):       # unused index 0: -DBL_MAX - DBL_MAX
+        span = feature_max - feature_min
     skip = feature_max == feature_min
     new_nonzeros = 0
     block = max(1, (1 << 22) // max(width, 1))
