@@ -480,22 +480,6 @@ class svm_model:
             out.append(dict(zip((X.indices[lo:hi] + base).tolist(), X.data[lo:hi].tolist())))
         return out
 
-    def get_decfun_coef(self, i=0, j=1):
-        """Coefficients of the SVs in the (i, j) classifier: ``(indices into
-        SV, coefficients)`` (for two classes: all SVs, ``sv_coef[0]``)."""
-        start = np.concatenate([[0], np.cumsum(self.nSV)]) if self.nSV is not None else None
-        if self.nr_class <= 2 or start is None:
-            return np.arange(self.l), np.asarray(self.sv_coef[0])
-        si = np.arange(start[i], start[i + 1])
-        sj = np.arange(start[j], start[j + 1])
-        rows = np.concatenate([si, sj])
-        return rows, np.concatenate([self.sv_coef[j - 1][si], self.sv_coef[i][sj]])
-
-    def get_decfun_rho(self, i=0, j=1):
-        k = self.nr_class
-        p = i * k - i * (i + 1) // 2 + (j - i - 1)
-        return float(self.rho[p])
-
 
 def toPyModel(model):
     """Identity (libsvm's binding converts a ctypes pointer here)."""
