@@ -32,9 +32,6 @@ from libc.math cimport sqrt, fabs, fmax, fmin
 # Relative tolerance used to decide the degenerate cases of the two-ball and
 # dome geometry (round-off level; the fallbacks chosen are always valid).
 cdef double GEOM_EPS = 1e-12
-# A half-space missing the dome's ball by less than this relative amount is
-# treated as tangent (round-off of references that are exact to ~1e-12).
-cdef double TANGENT_EPS = 1e-9
 
 
 cdef void ball_bounds_loop(const double[::1] centre_dot, const double[::1] vnorm,
@@ -162,10 +159,11 @@ cdef int dome_bounds_loop(const double[::1] centre_dot, const double[::1] v_dot_
     centre_dot[i] = v_i'o, v_dot_u[i] = v_i'u, d_prime = d - u'o.  The
     maximum is -min of -v_i (paper 002, eq. 17-18; paper 003, eqs. 60-61).
     Degenerate cases: u = 0 (w_a = 0, seed_003 note pitfall 6) or a
-    half-space that misses the ball (d' < -r||u|| (1 + 1e-9): inexact input)
-    fall back to the ball alone (status BOUND_DISJOINT for the latter); a
-    miss within 1e-9 is round-off of a tangent half-space and gives the
-    tangent point; r = 0 gives the point o.
+    half-space that misses the ball (d' < -r||u||: inexact input) fall back
+    to the ball alone (status BOUND_DISJOINT for the latter); r = 0 gives the
+    point o.  Round-off of the inputs is the caller's: it passes d' and r
+    already widened by their round-off (``_rules.dome_rule``), so a tangent
+    half-space (w_a = w_b on a saturated path) stays a thin cap.
 
     Returns a BoundStatus.
     """
@@ -177,13 +175,8 @@ cdef int dome_bounds_loop(const double[::1] centre_dot, const double[::1] v_dot_
         ball_only = True
         status = BOUND_POINT
     elif d_prime < -radius * u_norm:
-        if d_prime >= -radius * u_norm * (1.0 + TANGENT_EPS):
-            # round-off around a tangent half-space (e.g. saturated paths,
-            # w_a = w_b): the region is the tangent point
-            d_prime = -radius * u_norm
-        else:
-            ball_only = True
-            status = BOUND_DISJOINT
+        ball_only = True
+        status = BOUND_DISJOINT
     for i in range(n):
         vo = centre_dot[i]
         vn = vnorm[i]

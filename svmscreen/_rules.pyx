@@ -273,16 +273,16 @@ def classify(const double[::1] lower, const double[::1] upper, double tau,
 # DVI / BT1 / gap-DVI: one ball
 # ---------------------------------------------------------------------------
 
-def gap_dvi_radius(double q, double W, double gap0, double gap_magnitude=0.0):
+def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
     """Radius of the gap-DVI ball (bias_screening.md, Thm 4):
         r^2 = 1/4 (q - 1)^2 ||w_ref||^2 + q gap_0,   q = C / C_ref.
     At gap_0 = 0 this is DVI's |C - C_ref| / (2 C_ref) ||w_ref|| (paper 003,
     Cor. 12 with |.|, seed_003 note obs. (a); paper 000, eq. 16 one-reference
-    case).  ``gap_magnitude`` (the size of the terms gap_0 is a difference
-    of, e.g. W + 1'alpha + sum C_i xi_i) widens gap_0 by its round-off; pass 0
-    for a reference declared exact."""
-    return sqrt(fmax(0.25 * (q - 1.0) * (q - 1.0) * W
-                     + q * (fmax(gap0, 0.0) + ROUNDOFF * gap_magnitude), 0.0))
+    case).  ``roundoff`` (an absolute bound on the round-off of W and gap_0,
+    which are sums with cancellation) widens both; pass 0 for a reference
+    declared exact."""
+    return sqrt(fmax(0.25 * (q - 1.0) * (q - 1.0) * (W + roundoff)
+                     + q * (fmax(gap0, 0.0) + roundoff), 0.0))
 
 
 def ball_rule(const double[::1] vdot_w, const double[::1] vnorm, double q,
@@ -315,7 +315,9 @@ def choose_shat(const double[::1] qa, const double[::1] y,
         min_{b in {b_lo, b_hi}} sum_i s_i C_i (1 - t qa_i - y_i b)
     (docs/screening.md, sec. 4), a max-min; we take the best of the argmaxes
     for b = b_lo, b_hi and their midpoint (any s is safe; only the strength
-    depends on it).
+    depends on it).  Ties (terms within 1e-12 of 0; systematic at the
+    midpoint, which is often one sample's centre threshold) give s_i = 0, so
+    the choice does not depend on round-off in Q alpha.
     """
     cdef Py_ssize_t i, k, n = qa.shape[0]
     cdef double t = 0.5 * (1.0 + q), best = -INFINITY, val, v_lo, v_hi, b
@@ -324,7 +326,7 @@ def choose_shat(const double[::1] qa, const double[::1] y,
     with nogil:
         if not fit_intercept or not (b_lo > -INFINITY and b_hi < INFINITY):
             for i in range(n):
-                shat[i] = (1.0 - t * qa[i]) > 0.0
+                shat[i] = (1.0 - t * qa[i]) > COUNT_EPS * (1.0 + fabs(t * qa[i]))
         else:
             cand[0] = b_lo
             cand[1] = b_hi
@@ -334,23 +336,24 @@ def choose_shat(const double[::1] qa, const double[::1] y,
                 v_lo = 0.0
                 v_hi = 0.0
                 for i in range(n):
-                    if 1.0 - t * qa[i] - y[i] * b > 0.0:
+                    if 1.0 - t * qa[i] - y[i] * b > COUNT_EPS * (1.0 + fabs(t * qa[i]) + fabs(b)):
                         v_lo += hi[i] * (1.0 - t * qa[i] - y[i] * b_lo)
                         v_hi += hi[i] * (1.0 - t * qa[i] - y[i] * b_hi)
                 val = fmin(v_lo, v_hi)
-                if val > best:
+                if val > best + COUNT_EPS * (1.0 + fabs(best)) or k == 0:
                     best = val
                     best_k = k
             b = cand[best_k]
             for i in range(n):
-                shat[i] = (1.0 - t * qa[i] - y[i] * b) > 0.0
+                shat[i] = (1.0 - t * qa[i] - y[i] * b) > COUNT_EPS * (1.0 + fabs(t * qa[i]) + fabs(b))
     return None
 
 
 def bt2_ball(const double[::1] alpha, const double[::1] qa,
              const double[::1] qs, const unsigned char[::1] shat,
              const double[::1] y, const double[::1] hi, double q,
-             double b_ref, double b_lo, double b_hi, bint fit_intercept):
+             double b_ref, double b_lo, double b_hi, bint fit_intercept,
+             double roundoff=0.0):
     """Centre and radius of the BT2 ball and its distance to the BT1 centre.
 
     m2 = 1/2 (w_ref + sum_j s_j C_j z_j)                (paper 000, Thm 7)
@@ -361,7 +364,9 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
     ||m2||^2 = 1/4 (W + 2 alpha'Qs + (s C)'Qs)           (paper 000, sec. IV-D)
     phi = m1 - m2 = 1/2 sum_j beta_j z_j, beta = q alpha - s C,
     ||phi||^2 = 1/4 beta'(q Q alpha - Qs)  (seed_000 note sec. 3: through beta,
-    no cancellation), with Qs = Q (s C) given as ``qs``.
+    no cancellation), with Qs = Q (s C) given as ``qs``.  ``roundoff``: an
+    absolute bound on the round-off of the inputs' quadratic forms, added to
+    r2^2 (with 1e-13 times the size of the summed terms).
 
     Returns
     -------
@@ -396,7 +401,7 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
         # r2^2 is a difference of O(magnitude) terms: widen it by its
         # round-off so that a tangent pair of balls (typical at q = 1, where
         # NC3 is tight at the optimum) is never declared disjoint.
-        r2sq_safe = r2sq + ROUNDOFF * magnitude
+        r2sq_safe = r2sq + ROUNDOFF * magnitude + roundoff
     return sqrt(fmax(r2sq_safe, 0.0)), sqrt(fmax(phisq, 0.0)), r2sq
 
 
@@ -441,7 +446,7 @@ def it_rule(const double[::1] vdot_w, const double[::1] vdot_s,
 def dome_rule(const double[::1] vdot_a, const double[::1] vdot_b,
               const double[::1] vnorm, double gamma_a, double gamma_b,
               double cross_ab, bint enhanced, double[::1] lower,
-              double[::1] upper):
+              double[::1] upper, double roundoff=0.0):
     """Bounds over the SSNSV or ESSNSV dome.
 
     w_a optimal at C_a <= C, w_b feasible with H(w_b) <= s(C) (e.g. optimal
@@ -454,6 +459,10 @@ def dome_rule(const double[::1] vdot_a, const double[::1] vdot_b,
              d' = -gamma_a + 1/2 w_a'w_b = rho
     and Lemma 20 of paper 003 gives the closed form (corrected branch of
     paper 000 Thm 11 / paper 002 Thm 2 per seed_000 note 2.9).
+    ``roundoff`` bounds the absolute error of gamma_a, gamma_b and cross_ab
+    (sums with cancellation): r^2 is widened by it and the half-space
+    loosened by 2 roundoff, so the region only grows (near tangency, e.g.
+    w_a = w_b on a saturated path, round-off is amplified by a square root).
     Returns the geometry status.
     """
     cdef Py_ssize_t i, n = vdot_a.shape[0]
@@ -463,11 +472,11 @@ def dome_rule(const double[::1] vdot_a, const double[::1] vdot_b,
     cdef double radius, d_prime, u_norm = sqrt(fmax(gamma_a, 0.0))
     cdef int status
     if enhanced:
-        radius = 0.5 * sqrt(fmax(gamma_b, 0.0))
-        d_prime = -gamma_a + 0.5 * cross_ab
+        radius = 0.5 * sqrt(fmax(gamma_b + roundoff, 0.0))
+        d_prime = -gamma_a + 0.5 * cross_ab + 2.0 * roundoff
     else:
-        radius = sqrt(fmax(gamma_b, 0.0))
-        d_prime = -gamma_a
+        radius = sqrt(fmax(gamma_b + roundoff, 0.0))
+        d_prime = -gamma_a + 2.0 * roundoff
     with nogil:
         for i in range(n):
             vo[i] = 0.5 * vdot_b[i] if enhanced else 0.0

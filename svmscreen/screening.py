@@ -93,6 +93,7 @@ class ScreeningData:
         self.linear = kernel == "linear"
         self.kernel_diag = self.kernel.diagonal()
         self.norms = np.sqrt(np.maximum(self.kernel_diag, 0.0))      # ||phi_i|| = ||z_i||
+        self.kernel_max = float(np.max(np.abs(self.kernel_diag)))       # >= |K_ij| (PSD)
         self._centre_sample = int(centre_sample)
         self._rng = np.random.default_rng(random_state)
         self._centre_index = None
@@ -388,9 +389,10 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
                           y if data.fit_intercept else None)
         gap0, b_ref = max(gap.gap, 0.0), gap.b
-    # the gap is a difference of terms of size W + 1'alpha + sum C xi (round-off)
-    magnitude = 0.0 if exact_reference else abs(W) + float(alpha.sum()) + abs(gap0)
-    r1 = _rules.gap_dvi_radius(q, W, gap0, magnitude)        # bias_screening Thm 4
+    # round-off of quadratic forms in a = alpha_ref (docs/screening.md sec. 8)
+    roundoff = 0.0 if exact_reference else _quadratic_roundoff(data, alpha, alpha)
+    r1 = _rules.gap_dvi_radius(q, W, gap0, roundoff)         # bias_screening Thm 4
+    tau = tau + _margin_roundoff(data, alpha, q, hi)
     sets = _ScoreSets(data)
 
     def ball(transform, norms):
@@ -411,7 +413,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         qs = np.ascontiguousarray(new_state.qs)
         r2, phi_norm, r2sq_raw = _rules.bt2_ball(
             alpha, qa, qs, shat.view(np.uint8), y, hi, q, b_ref, b_lo, b_hi,
-            data.fit_intercept)
+            data.fit_intercept, _quadratic_roundoff(data, alpha + shat * hi, alpha + shat * hi))
         status["r2_squared"] = r2sq_raw
 
         def second(transform, norms):
@@ -439,6 +441,21 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         screened_bound=bound.astype(bool), b_interval=b_interval,
         b_interval_centred=b_centred, seconds=seconds, radius=r1, gap_ref=gap0,
         status=status, shat_state=new_state)
+
+
+def _quadratic_roundoff(data, a, b):
+    """Bound on the round-off of a'Qb computed as sum_i a_i (Qb)_i:
+    |error| <~ eps n_terms max|Q| ||a||_1 ||b||_1; we use
+    1e-15 max_i K_ii ||a||_1 ||b||_1 (|K_ij| <= max K_ii for a PSD kernel).
+    Large on offset linear data at large C, where Q alpha is a sum of large
+    cancelling terms (bias_screening.md sec. 7, the 'round-off' remark)."""
+    return 1e-15 * data.kernel_max * float(np.abs(a).sum()) * float(np.abs(b).sum())
+
+
+def _margin_roundoff(data, alpha, q, hi):
+    """Bound on the round-off of the margin centres (1+q)/2 (Q alpha)_i, added
+    to tau: 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i)."""
+    return 1e-15 * data.kernel_max * (1.0 + q) * (float(np.abs(alpha).sum()) + float(hi.sum()))
 
 
 def _pairwise(data, qa, q, radius, hi, zero, bound):
@@ -492,6 +509,8 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     qa_b = data.q_times(alpha_b) if grad_b is None else np.asarray(grad_b, dtype=np.float64) + 1.0
     start = time.perf_counter()
     weighted = bool(np.any(hi != hi[0]))
+    tau = tau + _margin_roundoff(data, alpha_a + alpha_b, 1.0, hi)
+    roundoff = _quadratic_roundoff(data, alpha_a + alpha_b, alpha_a + alpha_b)
     gamma_a = float(alpha_a @ qa_a)                  # ||w_a||^2
     gamma_b = float(alpha_b @ qa_b)                  # ||w_b||^2
     cross = float(alpha_a @ qa_b)                    # w_a'w_b
@@ -500,7 +519,8 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     def dome(transform, norms):
         lo, up = np.empty(n), np.empty(n)
         geo = _rules.dome_rule(sets.dots(qa_a, transform), sets.dots(qa_b, transform),
-                               norms, gamma_a, gamma_b, cross, rule == "essnsv", lo, up)
+                               norms, gamma_a, gamma_b, cross, rule == "essnsv", lo, up,
+                               roundoff)
         return lo, up, geo
 
     lower, upper, b_interval, b_centred, statuses = _finish(data, sets, dome, hi, weighted)
