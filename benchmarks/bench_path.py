@@ -110,13 +110,11 @@ def arm_path(shrinking, screening):
 def arm_oracle(X, y, kernel, gamma, grid):
     """Per C: fix the true R (a = 0) and L (a = C) of an exact solution and
     time the reduced solve, warm-started as the path is."""
-    from svmscreen._kernels import Kernel, compute_layout
-    from svmscreen._solver import QMatrix
     from svmscreen.path import apply_screen, _Problem
     from svmscreen.reduced import solve_reduced
     truth = train_path(X, y, C=grid, kernel=kernel, gamma=gamma, tol=1e-6,
                        cache_size=CACHE_MB, screening=None)
-    classes, signs = np.unique(y), None
+    classes = np.unique(y)
     signs = np.where(y == classes[1], 1.0, -1.0)
     problem = _Problem(X, signs, np.ones(y.size), kernel, gamma or 0.0, 0.0, 3, CACHE_MB,
                        True)

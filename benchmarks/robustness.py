@@ -12,7 +12,6 @@ CV over the same grid (train_ramp_path on each fold).
     python benchmarks/robustness.py [--rows 5000] [--seeds 3]
 """
 import argparse
-import os
 import time
 from pathlib import Path
 

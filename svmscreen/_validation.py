@@ -144,7 +144,10 @@ def resolve_gamma(gamma, X, kernel):
     """gamma=None or "auto" -> 1/n_features (LIBSVM's default);
     "scale" -> 1/(n_features * X.var()) (scikit-learn's)."""
     if kernel in ("linear", "precomputed"):
-        return 0.0 if gamma is None or isinstance(gamma, str) else _positive("gamma", gamma)
+        # gamma plays no part; accept what a model of these kernels stores (0).
+        if gamma is None or gamma in ("scale", "auto"):
+            return 0.0
+        return _positive("gamma", gamma, allow_zero=True)
     n_features = X.shape[1]
     if gamma is None or gamma == "auto":
         return 1.0 / n_features

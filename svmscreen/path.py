@@ -270,7 +270,6 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         hi = problem.hi_unit * C
         rule_seconds = 0.0
         n_screened_zero = n_screened_bound = 0
-        start = time.perf_counter()
         if hard_margin:
             row = dict(rows[-1], C=C, n_iter=0, rule_seconds=0.0, solve_seconds=0.0,
                        screened_zero=0, screened_bound=0, put_back=0)

@@ -1,6 +1,7 @@
 """Validation at the boundary: bad input raises ValueError/TypeError naming
 the problem, never a segfault or a silently wrong model; the precomputed
 kernel path; the package imports cleanly."""
+import os
 import subprocess
 import sys
 
@@ -264,9 +265,17 @@ def test_precomputed_fit_equals_rbf_fit(fit_intercept):
 
 
 # -------------------------------------------------------------- import
-def test_import_svmscreen():
-    out = subprocess.run([sys.executable, "-c", "import svmscreen; print(svmscreen.__version__)"],
-                         capture_output=True, text=True, timeout=120)
+def test_import_svmscreen(tmp_path):
+    # A fresh interpreter, away from the source tree (whose svmscreen/ has
+    # no compiled extensions): the installed package and its entry points.
+    code = ("import svmscreen; from svmscreen._solver import solve, QMatrix; "
+            "print(svmscreen.__version__, svmscreen.fit_binary.__name__)")
+    env = dict(os.environ)
+    if env.get("PYTHONPATH"):   # a development run: keep its paths, made absolute
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p)
+                                            for p in env["PYTHONPATH"].split(os.pathsep) if p)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()
     assert out.stderr == ""
