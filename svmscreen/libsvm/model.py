@@ -169,11 +169,11 @@ def solve_pair(rows, idx, sign, Cp, Cn, param, info):
     result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n), y=sign, tol=float(param.eps),
                    shrinking=bool(param.shrinking))
     alpha = result.alpha
+    if result.status == "max_iter":
+        sys.stderr.write("\nWARNING: reaching max number of iterations\n")
     if info is not None:
         dots = "." * (result.n_iter // max(min(n, 1000), 1))
-        warning = ("\nWARNING: reaching max number of iterations" if result.status == "max_iter"
-                   else "")
-        info(f"{dots}{warning}\noptimization finished, #iter = {result.n_iter}\n")
+        info(f"{dots}\noptimization finished, #iter = {result.n_iter}\n")
         if Cp == Cn:
             info("nu = %f\n" % (alpha.sum() / (Cp * n)))
         info("obj = %f, rho = %f\n" % (result.objective, result.rho))
