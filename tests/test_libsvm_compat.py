@@ -656,6 +656,8 @@ def test_parameter_parsing_and_errors():
         ours.svm_train(ours.svm_problem(y, [[0, 1], [5, 1], [1, 1]], isKernel=True), "-t 4")
     with pytest.raises(TypeError):
         ours.svm_train("abc", x)
+    with pytest.raises(ValueError, match="empty"):
+        ours.svm_train([], [])
     with pytest.raises(ValueError, match="len"):
         ours.svm_problem([1, -1], [{1: 1}])
     with pytest.raises(ValueError, match=r"x\[1\]: feature index 0"):

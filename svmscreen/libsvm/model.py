@@ -55,6 +55,8 @@ def resolve_parameters(prob, param):
     """The checks and defaults every LIBSVM front end applies before
     training: precomputed rows must start with a valid ``0:serial``, and
     gamma = 0 means 1/n.  Returns a copy of param; raises ValueError."""
+    if prob.l == 0:
+        raise ValueError("the training set is empty")
     if prob.isKernel and param.kernel_type != PRECOMPUTED:
         raise ValueError("the problem holds a precomputed kernel (svm_problem(..., "
                          "isKernel=True)); train it with -t 4")
