@@ -510,12 +510,12 @@ def pairwise_certify(const Py_ssize_t[::1] candidates,
     """
     cdef Py_ssize_t r, i, j, n = y.shape[0], m = candidates.shape[0], added = 0
     cdef double c_neg = 0.0, c_pos = 0.0, above, below, diff, spread, d2
-    for j in range(n):
-        if y[j] > 0:
-            c_pos += weight[j]
-        else:
-            c_neg += weight[j]
     with nogil:
+        for j in range(n):
+            if y[j] > 0:
+                c_pos += weight[j]
+            else:
+                c_neg += weight[j]
         for r in range(m):
             i = candidates[r]
             above = 0.0

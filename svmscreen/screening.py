@@ -19,7 +19,7 @@ Safety, in one line each (derivations in docs/screening.md):
   differs between samples (sec. 2.5); the reference's b is never reused;
 - q < 1 (C < C_ref) is allowed for the ball rules (|q - 1|), BT2 and IT.
 
-Trusts: ``ScreeningData`` validated X and y once; the references passed to
+Trusts: ``ScreeningData`` validates X and y once; the references passed to
 ``screen`` are feasible for their box (0 <= alpha <= hi_ref and y'alpha = 0
 with an intercept) and their gradients belong to them.  Shapes and the
 proportionality of the boxes are checked here.
@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._kernels import Kernel
+from svmscreen._validation import check_X
 from svmscreen import _rules
 from svmscreen.objective import duality_gap
 
@@ -50,8 +51,8 @@ class ScreeningData:
     Parameters
     ----------
     X : ndarray of shape (n, d), CSR matrix, or (n, n) Gram matrix
-        Training data, already validated (float64 C-contiguous or CSR with
-        sorted indices), as for ``svmscreen._kernels.Kernel``.
+        Training data; passed through ``_validation.check_X`` (float64
+        C-contiguous, or CSR with int32 sorted indices; copies, never edits).
     y : ndarray of shape (n,)
         Labels in {-1, +1}.
     kernel, gamma, coef0, degree
@@ -76,11 +77,12 @@ class ScreeningData:
     """
 
     def __init__(self, X, y, kernel="rbf", gamma=1.0, coef0=0.0, degree=3,
-                 fit_intercept=True, centre=True, centre_sample=2000,
+                 fit_intercept=True, centre=True, centre_sample=1000,
                  random_state=0):
         y = np.ascontiguousarray(y, dtype=np.float64)
         if y.ndim != 1 or not np.all((y == 1.0) | (y == -1.0)):
             raise ValueError("y must be a 1-D array of -1/+1 labels")
+        X = check_X(X, precomputed=kernel == "precomputed")
         self.X = X
         self.y = y
         self.n = y.shape[0]
@@ -434,13 +436,23 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     bound = np.zeros(n, dtype=np.uint8)
     _rules.classify(lower, upper, tau, zero, bound)
     if pairwise and data.fit_intercept:
-        _pairwise(data, qa, q, r1, hi, zero, bound)
+        status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound)
+    _drop_conflicts(zero, bound, status)
     seconds = time.perf_counter() - start
     return ScreeningResult(
         rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
         screened_bound=bound.astype(bool), b_interval=b_interval,
         b_interval_centred=b_centred, seconds=seconds, radius=r1, gap_ref=gap0,
         status=status, shat_state=new_state)
+
+
+def _drop_conflicts(zero, bound, status):
+    """A sample certified both ways means inconsistent inputs (only possible
+    through round-off): screen it neither way."""
+    both = (zero != 0) & (bound != 0)
+    status["conflicts"] = int(both.sum())
+    zero[both] = 0
+    bound[both] = 0
 
 
 def _quadratic_roundoff(data, a, b):
@@ -527,8 +539,10 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     zero = np.zeros(n, dtype=np.uint8)
     bound = np.zeros(n, dtype=np.uint8)
     _rules.classify(lower, upper, tau, zero, bound)
+    status = {"dome": statuses}
+    _drop_conflicts(zero, bound, status)
     return ScreeningResult(
         rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
         screened_bound=bound.astype(bool), b_interval=b_interval,
         b_interval_centred=b_centred, seconds=time.perf_counter() - start,
-        radius=0.0, gap_ref=0.0, status={"dome": statuses}, shat_state=None)
+        radius=0.0, gap_ref=0.0, status=status, shat_state=None)

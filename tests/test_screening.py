@@ -108,6 +108,40 @@ def random_feasible(rng, alpha_star, hi, y, fit_intercept, how):
 
 
 # ---------------------------------------------------------------------------
+# the reference itself
+# ---------------------------------------------------------------------------
+
+@settings(max_examples=examples(25), deadline=None)
+@given(problems, log_c, st.booleans(), st.integers(0, 3))
+def test_exact_reference_matches_smo_and_kkt(problem, log_c_val, fit_intercept, weight_choice):
+    """tests/_reference.py: KKT-exact, and its objective is never above the
+    package's SMO at tol 1e-10 (nor far below: same optimum)."""
+    from svmscreen._kernels import Kernel
+    from svmscreen._solver import QMatrix, solve
+    X, y, K, gamma = make_problem(*problem)
+    hi = 10.0**log_c_val * class_weights(y, weight_choice)
+    n = y.size
+    alpha, (b_lo, b_hi) = exact_svc(K, y, hi, fit_intercept)
+    Q = (y[:, None] * y[None, :]) * K
+    objective = 0.5 * alpha @ Q @ alpha - alpha.sum()
+    smo = solve(QMatrix(Kernel(X, problem[3], gamma, 0.0, 3), y, 10.0), -np.ones(n),
+                np.zeros(n), hi, np.zeros(n), y=y if fit_intercept else None, tol=1e-10)
+    scale = 1.0 + abs(objective)
+    assert objective <= smo.objective + 1e-9 * scale
+    assert objective >= smo.objective - 1e-6 * scale
+    for b in ((b_lo, b_hi) if fit_intercept else (0.0,)):
+        margin = svc_margins(K, y, alpha, b)
+        tol = 1e-8 * (1 + np.abs(K).max() * hi.max() * n)
+        assert np.all(margin[alpha <= 0] >= 1 - tol)
+        assert np.all(margin[alpha >= hi] <= 1 + tol)
+        free = (alpha > 0) & (alpha < hi)
+        assert np.all(np.abs(margin[free] - 1) <= tol)
+    if fit_intercept:
+        assert abs(y @ alpha) <= 1e-9 * (1 + alpha.sum())
+        assert b_lo <= -smo.rho + 1e-5 * (1 + abs(smo.rho)) and -smo.rho <= b_hi + 1e-5 * (1 + abs(smo.rho))
+
+
+# ---------------------------------------------------------------------------
 # geometry: closed forms = numerical min/max over the region
 # ---------------------------------------------------------------------------
 
