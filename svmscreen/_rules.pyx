@@ -495,7 +495,7 @@ def pairwise_certify(const Py_ssize_t[::1] candidates,
                      const double[::1] beta_centre, const double[::1] y,
                      const double[::1] weight, double radius,
                      unsigned char[::1] screened_zero,
-                     unsigned char[::1] screened_bound):
+                     unsigned char[::1] screened_bound, double slack=0.0):
     """Pairwise count for the candidates (row r of kernel_rows is K[cand_r, :]).
 
     With beta_j = y_j - w*'phi_j and w* in B(m, r):
@@ -505,8 +505,10 @@ def pairwise_certify(const Py_ssize_t[::1] candidates,
         sum_{j: beta_j > beta_i certified} C_j > C_N  =>  b* > beta_i
         sum_{j: beta_j < beta_i certified} C_j > C_P  =>  b* < beta_i
     and b* > beta_i puts a positive in R (a = 0), a negative in L (a = C);
-    b* < beta_i the other way round.  ORs into the masks; returns the number
-    of newly screened candidates.
+    b* < beta_i the other way round.  A difference is certified only beyond
+    ``slack`` (the round-off of two centre thresholds; at w_ref = 0 and large
+    q every beta_j - beta_i may be an exact 0 computed as +-1e-12).  ORs into
+    the masks; returns the number of newly screened candidates.
     """
     cdef Py_ssize_t r, i, j, n = y.shape[0], m = candidates.shape[0], added = 0
     cdef double c_neg = 0.0, c_pos = 0.0, above, below, diff, spread, d2
@@ -526,9 +528,9 @@ def pairwise_certify(const Py_ssize_t[::1] candidates,
                 d2 = kernel_diag[i] + kernel_diag[j] - 2.0 * kernel_rows[r, j]
                 spread = radius * sqrt(fmax(d2, 0.0))
                 diff = beta_centre[j] - beta_centre[i]
-                if diff - spread > 1e-12 * (1.0 + fabs(diff)):
+                if diff - spread > slack + 1e-12 * (1.0 + fabs(diff)):
                     above += weight[j]
-                elif diff + spread < -1e-12 * (1.0 + fabs(diff)):
+                elif diff + spread < -slack - 1e-12 * (1.0 + fabs(diff)):
                     below += weight[j]
             if above > c_neg * (1.0 + COUNT_EPS):           # b* > beta_i
                 if y[i] > 0:

@@ -82,6 +82,7 @@ class ScreeningData:
         y = np.ascontiguousarray(y, dtype=np.float64)
         if y.ndim != 1 or not np.all((y == 1.0) | (y == -1.0)):
             raise ValueError("y must be a 1-D array of -1/+1 labels")
+        kernel = str(kernel)
         X = check_X(X, precomputed=kernel == "precomputed")
         self.X = X
         self.y = y
@@ -394,7 +395,8 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     # round-off of quadratic forms in a = alpha_ref (docs/screening.md sec. 8)
     roundoff = 0.0 if exact_reference else _quadratic_roundoff(data, alpha, alpha)
     r1 = _rules.gap_dvi_radius(q, W, gap0, roundoff)         # bias_screening Thm 4
-    tau = tau + _margin_roundoff(data, alpha, q, hi)
+    centre_roundoff = _margin_roundoff(data, alpha, q, hi)
+    tau = tau + centre_roundoff
     sets = _ScoreSets(data)
 
     def ball(transform, norms):
@@ -436,7 +438,8 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     bound = np.zeros(n, dtype=np.uint8)
     _rules.classify(lower, upper, tau, zero, bound)
     if pairwise and data.fit_intercept:
-        status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound)
+        status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
+                                             2.0 * centre_roundoff)
     _drop_conflicts(zero, bound, status)
     seconds = time.perf_counter() - start
     return ScreeningResult(
@@ -470,7 +473,7 @@ def _margin_roundoff(data, alpha, q, hi):
     return 1e-15 * data.kernel_max * (1.0 + q) * (float(np.abs(alpha).sum()) + float(hi.sum()))
 
 
-def _pairwise(data, qa, q, radius, hi, zero, bound):
+def _pairwise(data, qa, q, radius, hi, zero, bound, slack):
     """Pairwise count on the undecided samples with the (gap-)DVI ball."""
     candidates = np.flatnonzero(~(zero.astype(bool) | bound.astype(bool))).astype(np.intp)
     if candidates.size == 0:
@@ -482,7 +485,7 @@ def _pairwise(data, qa, q, radius, hi, zero, bound):
         cand = np.ascontiguousarray(candidates[start:start + ROW_BLOCK])
         rows = np.ascontiguousarray(data.kernel.rows(cand))
         added += _rules.pairwise_certify(cand, rows, data.kernel_diag, beta_centre,
-                                         y, hi, radius, zero, bound)
+                                         y, hi, radius, zero, bound, slack)
     return added
 
 

@@ -696,6 +696,32 @@ def test_degenerate_references_are_finite_and_safe(fit_intercept, rule):
             assert_sandwich(result, K, y, alpha_star, b_star, fit_intercept)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_conflicting_duplicates_zero_w_large_q(kernel):
+    """Regression (stress test): every point duplicated with the other label
+    gives w* = 0 at every C; all negatives are free SVs with margin exactly
+    1 when C_P < C_N, and the centre thresholds tie up to round-off amplified
+    by t = (1 + q)/2 ~ 2000.  No rule (pairwise count included) may screen a
+    negative."""
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=(10, 3))
+    X = np.ascontiguousarray(np.vstack([base, base]))
+    y = np.r_[np.ones(10), -np.ones(10)]
+    K = X @ X.T if kernel == "linear" else np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    weights = np.where(y > 0, 0.1, 1.0)
+    c_ref, c = 0.005, 20.0
+    alpha_ref, _ = exact_svc(K, y, c_ref * weights)
+    alpha_star, b_star = exact_svc(K, y, c * weights)
+    Q = (y[:, None] * y[None, :]) * K
+    data = ScreeningData(X, y, kernel, 0.5)
+    for rule in ("dvi", "bt2", "it"):
+        for exact in (False, True):
+            result = screen(data, alpha_ref, Q @ alpha_ref - 1, c_ref * weights, c * weights,
+                            rule, pairwise=True, exact_reference=exact)
+            assert wrong_screens(result, alpha_star, c * weights) == 0
+            assert_sandwich(result, K, y, alpha_star, b_star, True)
+
+
 def test_result_fields_and_bad_arguments():
     X, y, K, gamma = make_problem(0, 12, 2, "rbf", 1.0, 0.5)
     data = ScreeningData(X, y, "rbf", gamma)
