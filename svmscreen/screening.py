@@ -145,6 +145,32 @@ class ScreeningData:
         """(Q coef)_i = y_i g_i(coef)."""
         return self.y * self.scores(coef)
 
+    def refresh_grad(self, alpha, grad, rows):
+        """``grad`` (= Q alpha - 1) with the entries ``rows`` recomputed.
+
+        After a screened solve the solver's gradient is stale for the samples
+        it dropped; the next rule needs Q alpha for all of them (seed_003
+        note sec. 3 caveat).  Cost: |rows| x #SV kernel values (O(nnz) for
+        the linear kernel, which recomputes everything).
+        """
+        alpha = np.asarray(alpha, dtype=np.float64)
+        out = np.array(grad, dtype=np.float64)
+        rows = np.asarray(rows, dtype=np.intp)
+        if rows.size == 0:
+            return out
+        if self.linear:
+            out[rows] = self.q_times(alpha)[rows] - 1.0
+            return out
+        signed = self.y * alpha
+        support = np.flatnonzero(signed)
+        scores = np.zeros(rows.size)
+        for start in range(0, rows.size, ROW_BLOCK):
+            block = rows[start:start + ROW_BLOCK]
+            if support.size:
+                scores[start:start + block.size] = self.kernel.rows(block, support) @ signed[support]
+        out[rows] = self.y[rows] * scores - 1.0
+        return out
+
     # -- centring (bias_screening.md, sec. 2.4a) -------------------------------
     @property
     def centre_index(self):

@@ -742,6 +742,21 @@ def test_result_fields_and_bad_arguments():
         screen_dome(data, alpha, None, 1.0, alpha, None, 2.0, 3.0)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_refresh_grad_recomputes_stale_rows(kernel):
+    """The gradient of dropped samples, refreshed from the support vectors,
+    equals Q alpha - 1 (dense and CSR)."""
+    X, y, K, gamma = make_problem(11, 25, 3, kernel, 1.0, 0.5)
+    alpha, _ = exact_svc(K, y, 0.7)
+    Q = (y[:, None] * y[None, :]) * K
+    stale = np.full(25, 123.0)
+    rows = np.array([0, 3, 7, 24])
+    for Xform in (X, sp.csr_matrix(X)):
+        data = ScreeningData(Xform, y, kernel, gamma)
+        grad = data.refresh_grad(alpha, Q @ alpha - 1 + np.where(np.isin(np.arange(25), rows), stale, 0), rows)
+        assert np.allclose(grad, Q @ alpha - 1, atol=1e-12)
+
+
 def test_shat_state_incremental_update_matches_fresh():
     """Paper 000 sec. IV-E: Q s updated by changed columns along a path equals
     the fresh product (RBF, kernel form)."""
