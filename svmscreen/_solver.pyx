@@ -42,6 +42,7 @@ from svmscreen._cache cimport ColumnCache
 from svmscreen._kernels cimport Kernel
 
 cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curvature
+cdef double SNAP = 1e-12               # relative distance at which a_i is at its bound
 
 cdef enum Status:
     LOWER = 0
@@ -456,9 +457,11 @@ cdef class _SMO:
             else:
                 self.alpha[j] = t
                 self.alpha[i] = sum_or_diff - t
-        # Rounding in the derived variable must not leave its box.
-        self.alpha[i] = min(max(self.alpha[i], self.lo[i]), self.hi[i])
-        self.alpha[j] = min(max(self.alpha[j], self.lo[j]), self.hi[j])
+        # Rounding in the derived variable must not leave its box, nor stop
+        # one float short of a bound (it would then count as free and alone
+        # decide rho).
+        self.snap_to_box(i)
+        self.snap_to_box(j)
 
         d_i = self.alpha[i] - old_i
         d_j = self.alpha[j] - old_j
@@ -469,6 +472,13 @@ cdef class _SMO:
         self.update_G_bar(i, old_bv_i)
         self.update_G_bar(j, old_bv_j)
         return 0
+
+    cdef inline void snap_to_box(self, Py_ssize_t i) noexcept nogil:
+        cdef double slack = SNAP * (self.hi[i] - self.lo[i])
+        if self.alpha[i] <= self.lo[i] + slack:
+            self.alpha[i] = self.lo[i]
+        elif self.alpha[i] >= self.hi[i] - slack:
+            self.alpha[i] = self.hi[i]
 
     cdef int step_single(self, Py_ssize_t i) except -1 nogil:
         cdef double* Q_i = self.Q.get_Q(i, self.active_size)
