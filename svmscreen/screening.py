@@ -290,7 +290,8 @@ def _as_vector(value, n, name):
 
 class _ScoreSets:
     """The vectors v_i the geometry bounds: z_i (bias-free), or phi_i and
-    phi_i - c (intercept).  Each entry: (name, dots-of-w function, norms)."""
+    phi_i - c (intercept).  Each entry: (name, transform of the scores
+    phi_i'w into v_i'w or None, norms ||v_i||)."""
 
     def __init__(self, data):
         self.data = data
@@ -310,9 +311,10 @@ class _ScoreSets:
 
 
 def _finish(data, sets, bound_fn, hi, weighted):
-    """Run ``bound_fn(name, transform, norms) -> (score_lo, score_hi, status)``
-    on each v-set and turn the bounds into margin bounds (with the intercept
-    count when needed).  Returns (lower, upper, b_interval, b_centred, statuses)."""
+    """Run ``bound_fn(transform, norms) -> (score_lo, score_hi, status)`` on
+    each v-set and turn the bounds into margin bounds (with the intercept
+    count when needed), keeping the tightest over the sets (all are valid).
+    Returns (lower, upper, b_interval, b_centred, statuses)."""
     n = data.n
     lower = np.full(n, -np.inf)
     upper = np.full(n, np.inf)
