@@ -232,6 +232,8 @@ class _Problem:
 
     def __init__(self, X, signs, hi_unit, kernel, gamma, coef0, degree, cache_size,
                  fit_intercept):
+        self.X = X
+        self.kernel_params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree)
         self.n = signs.size
         self.signs = signs
         self.kernel = Kernel(compute_layout(X), kernel, gamma, coef0, degree)
@@ -359,14 +361,44 @@ def stratified_folds(y, n_folds, seed=0):
     return fold
 
 
-def make_screening(rule, problem, fit_intercept):
-    """The screening step of the path for ``rule`` (None: no screening)."""
+def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking=True,
+                   max_iter=None):
+    """The screening step of the path for ``rule`` (None: no screening):
+    ``step(alpha_ref, grad_ref, hi_ref, hi) -> (zero, bound)`` masks."""
     if rule is None:
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
-    from svmscreen.screening import path_screener
-    return path_screener(rule, problem, fit_intercept)
+    from svmscreen.screening import ScreeningData, screen, screen_dome
+    data = ScreeningData(problem.X, problem.signs, fit_intercept=fit_intercept,
+                         **problem.kernel_params)
+    if rule in ("ssnsv", "essnsv"):
+        # The domes need a second reference at a larger C (paper 002,
+        # Lemma 1): the optimum at the top of the grid serves every step
+        # (notes/seed_002_ssnsv.md §4, safe reconstruction), solved once.
+        top = {}
+
+        def dome_step(alpha_ref, grad_ref, hi_ref, hi):
+            if "alpha" not in top:
+                hi_top = problem.hi_unit * C_max
+                result, _ = solve_reduced(problem.Q, problem.p, problem.lo, hi_top,
+                                          np.zeros(problem.n), y=problem.y, tol=tol,
+                                          shrinking=shrinking, max_iter=max_iter)
+                top.update(alpha=result.alpha, grad=result.grad, hi=hi_top)
+            if np.any(hi > top["hi"]):
+                return np.zeros(problem.n, bool), np.zeros(problem.n, bool)
+            found = screen_dome(data, alpha_ref, grad_ref, hi_ref, top["alpha"], top["grad"],
+                                top["hi"], hi, rule=rule)
+            return found.screened_zero, found.screened_bound
+        return dome_step
+    state = {"shat": None}
+
+    def ball_step(alpha_ref, grad_ref, hi_ref, hi):
+        found = screen(data, alpha_ref, grad_ref, hi_ref, hi, rule=rule,
+                       shat_state=state["shat"])
+        state["shat"] = found.shat_state
+        return found.screened_zero, found.screened_bound
+    return ball_step
 
 
 def _progress_printer(verbose, total, label):
@@ -389,7 +421,10 @@ def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options
     from svmscreen._kernels import cross_kernel
     X_train = X[train]
     problem = _Problem(X_train, signs[train], hi_unit[train], **params)
-    screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
+    screening = make_screening(path_options["screening"], problem, params["fit_intercept"],
+                               C_max=float(grid[-1]), tol=path_options["tol"],
+                               shrinking=path_options["shrinking"],
+                               max_iter=path_options["max_iter"])
     rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,
                                                   keep="all"))
     X_held, s_held = X[held], signs[held]
@@ -500,7 +535,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=fit_intercept)
     problem = _Problem(X, signs, hi_unit, **params)
-    rule = make_screening(screening, problem, fit_intercept)
+    C_top = float(C_grid[-1]) if not epsilon_path else check_C_range(C_range)[1]
+    rule = make_screening(screening, problem, fit_intercept, C_max=C_top, tol=tol,
+                          shrinking=shrinking, max_iter=max_iter)
     total = len(C_grid) if not epsilon_path else 0
     progress, close = _progress_printer(verbose, total or None, "path")
     try:
