@@ -287,6 +287,14 @@ def exact_svc(K, y, C, fit_intercept=True, alpha0=None):
         Q, -np.ones(n), np.zeros(n), hi, y if fit_intercept else None, 0.0, alpha0)
     if not fit_intercept:
         return alpha, (0.0, 0.0)
+    # classify by value: bound values are set exactly, and a working-set-free
+    # variable within round-off (1e-13 relative) of a bound is degenerate
+    # (zero reduced gradient at a bound): snap it, so that B* is reported as
+    # the interval it is rather than the point the round-off suggests
+    snap = 1e-13 * hi
+    alpha = np.where(alpha <= snap, 0.0, np.where(alpha >= hi - snap, hi, alpha))
+    at_lo = alpha <= 0.0
+    at_hi = alpha >= hi
     free = ~(at_lo | at_hi)
     if np.any(free):
         return alpha, (lam, lam)
