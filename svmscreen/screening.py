@@ -337,22 +337,41 @@ def _finish(data, sets, bound_fn, hi, weighted):
     return lower, upper, b_interval, b_centred, statuses
 
 
-def _update_shat_state(data, shat, hi, state):
-    """Q (shat * hi), reusing ``state`` (same data, proportional box)."""
-    if data.linear:
-        qs = data.q_times(shat * hi)
-        return ShatState(shat, qs, hi)
+def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
+    """Q (shat * hi) by the cheapest of three equal expressions (kernel form;
+    the cost is one kernel column per nonzero coefficient):
+      * from the state of the previous step: columns of the changed s_j
+        (paper 000, sec. IV-E, Table I);
+      * through the reference: Q(s hi) = q Q alpha - Q beta with
+        beta = q alpha - s hi (the phi of sec. 3 of docs/screening.md), which
+        is nonzero only where alpha_j is not at the bound s predicts, i.e.
+        mostly on the free support vectors;
+      * from scratch: columns of s.
+    The linear kernel always recomputes at O(nnz).  ``how`` forces one
+    ("state", "beta", "scratch"; tests)."""
+    if data.linear and how is None:
+        return ShatState(shat, data.q_times(shat * hi), hi)
+    beta = q * alpha - shat * hi
+    beta[np.abs(beta) <= 1e-15 * hi] = 0.0          # alpha exactly at the predicted bound
+    options = [(np.count_nonzero(beta), "beta"), (np.count_nonzero(shat), "scratch")]
     if state is not None and state.shat.shape == shat.shape:
-        scale = _box_ratio(hi, state.hi, "hi", "shat_state.hi")
-        qs = state.qs * scale
+        try:
+            scale = _box_ratio(hi, state.hi, "hi", "shat_state.hi")
+            options.append((np.count_nonzero(shat != state.shat), "state"))
+        except ValueError:
+            pass
+    if how is None:
+        _, how = min(options)
+    if how == "state":
         changed = np.flatnonzero(shat != state.shat)
-        if changed.size < data.n // 2:
-            delta = np.where(shat[changed], hi[changed], -hi[changed])
-            coef = np.zeros(data.n)
-            coef[changed] = delta
-            qs = qs + data.q_times(coef)
-            return ShatState(shat, qs, hi)
-    return ShatState(shat, data.q_times(shat * hi), hi)
+        coef = np.zeros(data.n)
+        coef[changed] = np.where(shat[changed], hi[changed], -hi[changed])
+        qs = state.qs * scale + data.q_times(coef)
+    elif how == "beta":
+        qs = q * qa - data.q_times(beta)
+    else:
+        qs = data.q_times(shat * hi)
+    return ShatState(shat, qs, hi)
 
 
 def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
@@ -441,7 +460,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         shat = np.zeros(n, dtype=np.uint8)
         _rules.choose_shat(qa, y, hi, q, b_lo, b_hi, data.fit_intercept, shat)
         shat = shat.astype(bool)
-        new_state = _update_shat_state(data, shat, hi, shat_state)
+        new_state = _update_shat_state(data, shat, hi, shat_state, alpha, qa, q)
         qs = np.ascontiguousarray(new_state.qs)
         r2, phi_norm, r2sq_raw = _rules.bt2_ball(
             alpha, qa, qs, shat.view(np.uint8), y, hi, q, b_ref, b_lo, b_hi,

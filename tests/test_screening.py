@@ -757,6 +757,28 @@ def test_refresh_grad_recomputes_stale_rows(kernel):
         assert np.allclose(grad, Q @ alpha - 1, atol=1e-12)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_three_ways_to_q_shat_agree(kernel):
+    """Q(s C) from the previous state, through beta = q alpha - s C, and from
+    scratch are the same vector (per-sample boxes)."""
+    from svmscreen.screening import _update_shat_state
+    X, y, K, gamma = make_problem(4, 30, 3, kernel, 1.0, 0.5)
+    weights = class_weights(y, 2)
+    data = ScreeningData(X, y, kernel, gamma)
+    Q = (y[:, None] * y[None, :]) * K
+    alpha, _ = exact_svc(K, y, 0.3 * weights)
+    previous = screen(data, alpha, Q @ alpha - 1, 0.3 * weights, 0.4 * weights, "it")
+    alpha, _ = exact_svc(K, y, 0.4 * weights)
+    shat = np.zeros(30, dtype=np.uint8)
+    _rules.choose_shat(Q @ alpha, y, 0.6 * weights, 1.5, -1.0, 1.0, True, shat)
+    shat = shat.astype(bool)
+    fresh = Q @ (shat * 0.6 * weights)
+    for how in ("state", "beta", "scratch"):
+        state = _update_shat_state(data, shat, 0.6 * weights, previous.shat_state, alpha,
+                                   Q @ alpha, 1.5, how=how)
+        assert np.allclose(state.qs, fresh, atol=1e-10), how
+
+
 def test_shat_state_incremental_update_matches_fresh():
     """Paper 000 sec. IV-E: Q s updated by changed columns along a path equals
     the fresh product (RBF, kernel form)."""
