@@ -100,7 +100,8 @@ cdef int _cmp_weighted(const void* a, const void* b) noexcept nogil:
 
 cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
                          const double[::1] y, const double[::1] weight,
-                         bint weighted, double* b_lo, double* b_hi) noexcept nogil:
+                         bint weighted, double target, double* b_lo,
+                         double* b_hi) noexcept nogil:
     """Safe interval for b* from per-sample threshold intervals.
 
     bias_screening.md, Thm 2 (unweighted):
@@ -108,9 +109,14 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
     Weighted boxes 0 <= a_i <= C_i (sec. 2.5):
         b_lo = min{v : sum_i C_i [beta_lo_i >  v] <= C_N}
         b_hi = max{v : sum_i C_i [beta_hi_i >= v] >= C_N}
-    with C_N = sum_{y_i < 0} C_i, compared with C_N (1 +/- 1e-12) so that
-    round-off can only widen the interval.  An empty class gives an infinite
+    with C_N = sum_{y_i < 0} C_i, compared with C_N +/- 1e-12 sum_i C_i so
+    that round-off can only widen the interval.  An empty class gives an infinite
     end.  Returns 0, or -1 if out of memory.
+
+    With the equality y'a = target instead of 0 (a CCCP step of the ramp
+    loss: y'beta = y'mu), sum_{y>0} a_i + sum_{y<0} (C_i - a_i) =
+    C_N + target, so C_N becomes C_N + target; the count then always runs
+    weighted (target is a sum of C_i, not a number of samples).
     """
     cdef Py_ssize_t n = y.shape[0], i, k, start, n_pos = 0
     cdef double total = 0.0, c_neg = 0.0, tail
@@ -123,6 +129,9 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
             n_pos += 1
         else:
             c_neg += weight[i]
+    c_neg += target
+    if target != 0.0:
+        weighted = True
     if not weighted:
         work = <double*> malloc(n * sizeof(double))
         if work == NULL:
@@ -148,7 +157,7 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
         free(suffix)
         return -1
     # b_lo: first tie group whose strict tail weight is <= C_N (1 + eps)
-    if total <= c_neg * (1.0 + COUNT_EPS):
+    if total <= c_neg + COUNT_EPS * total:
         b_lo[0] = -INFINITY
     else:
         for i in range(n):
@@ -165,7 +174,7 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
             while k + 1 < n and pairs[k + 1].value == pairs[start].value:
                 k += 1
             tail = suffix[k + 1]            # weight of values > pairs[start].value
-            if tail <= c_neg * (1.0 + COUNT_EPS):
+            if tail <= c_neg + COUNT_EPS * total:
                 b_lo[0] = pairs[start].value
                 break
             k += 1
@@ -186,7 +195,7 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
             start = k
             while start - 1 >= 0 and pairs[start - 1].value == pairs[k].value:
                 start -= 1
-            if suffix[start] >= c_neg * (1.0 - COUNT_EPS):
+            if suffix[start] >= c_neg - COUNT_EPS * total:
                 b_hi[0] = pairs[k].value
                 break
             k = start - 1
@@ -201,7 +210,7 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
 
 def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
                        const double[::1] y, const double[::1] weight,
-                       bint weighted):
+                       bint weighted, double target=0.0):
     """Safe interval [b_lo, b_hi] for the intercept from bounds of the scores.
 
     score_lo_i <= w*'v_i <= score_hi_i; the thresholds are
@@ -222,7 +231,7 @@ def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
         for i in range(n):
             beta_lo[i] = y[i] - score_hi[i]
             beta_hi[i] = y[i] - score_lo[i]
-        err = _count_interval(beta_lo, beta_hi, y, weight, weighted, &b_lo, &b_hi)
+        err = _count_interval(beta_lo, beta_hi, y, weight, weighted, target, &b_lo, &b_hi)
     if err:
         raise MemoryError("intercept_interval")
     return b_lo, b_hi

@@ -371,7 +371,7 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
     from svmscreen.screening import ScreeningData, screen, screen_dome
     data = ScreeningData(problem.X, problem.signs, fit_intercept=fit_intercept,
-                         **problem.kernel_params)
+                         qmatrix=problem.Q, **problem.kernel_params)
     if rule in ("ssnsv", "essnsv"):
         # The domes need a second reference at a larger C (paper 002,
         # Lemma 1): the optimum at the top of the grid serves every step

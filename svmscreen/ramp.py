@@ -57,9 +57,10 @@ class RampResult:
         J(w, b) after each step (non-increasing).
     n_outliers : ndarray
         #{mu_i > 0} used by each step.
-    screened_zero, screened_bound, put_back, n_iter : ndarray of int
-        Per step: samples fixed at beta = 0 / beta = C by screening (before
-        the solve and during it), samples put back, SMO iterations.
+    screened_zero, screened_bound, frozen, put_back, n_iter : ndarray of int
+        Per step: samples fixed at beta = 0 / beta = C by screening at the
+        warm start, samples frozen by screening during the solve, samples
+        put back (0 when the rules are right), SMO iterations.
     screen_seconds, solve_seconds : ndarray
     mu : ndarray
         The final outlier weights.
@@ -72,7 +73,7 @@ class RampResult:
         self.converged = converged
         self.mu = mu
         self.outlier_history = [step["outliers"] for step in trace]
-        for name in ("objective", "n_outliers", "screened_zero", "screened_bound",
+        for name in ("objective", "n_outliers", "screened_zero", "screened_bound", "frozen",
                      "put_back", "n_iter", "screen_seconds", "solve_seconds"):
             setattr(self, name, np.array([step[name] for step in trace]))
         self.n_outer = len(trace)
@@ -111,19 +112,30 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         fixed = None
         screened = (0, 0)
         screen_seconds = 0.0
-        if screening is not None and grad is not None:
-            start = time.perf_counter()
-            zero, bound = screening(beta, grad, p, C_i, float(y @ mu))
-            fixed = (zero & (beta <= 0)) | (bound & (beta >= C_i))
-            screened = (int((zero & fixed).sum()), int((bound & fixed).sum()))
-            screen_seconds = time.perf_counter() - start
+        callback = None
+        if screening is not None:
+            if grad is not None:
+                # Propagation to the new step: Rule A at the repaired warm
+                # start, which dominates paper 001's eqs. 26-27 (notes
+                # seed_001 §2.5); only samples already at their certified
+                # bound are fixed (pitfall 6).
+                start = time.perf_counter()
+                zero, bound = screening.certify(beta, grad, p, C_i, mu)
+                fixed = (zero & (beta <= 0)) | (bound & (beta >= C_i))
+                screened = (int((zero & fixed).sum()), int((bound & fixed).sum()))
+                screen_seconds = time.perf_counter() - start
+            callback = screening.during_solve(p, C_i, mu)
+            screening.hook_seconds = 0.0
         solve_start = time.perf_counter()
-        callback = None if screening is None else screening.dynamic(p, C_i, float(y @ mu))
         result, put_back = solve_reduced(Q, p, lo, C_i, beta, y=y, fixed=fixed, grad0=grad,
                                          tol=tol, shrinking=shrinking, max_iter=max_iter,
                                          screen_callback=callback,
                                          screen_every=max(n, 1000) if callback else 0)
         solve_seconds = time.perf_counter() - solve_start
+        if screening is not None:
+            # the hook's time was spent inside the solve
+            solve_seconds -= screening.hook_seconds
+            screen_seconds += screening.hook_seconds
         if result.status != "optimal":
             warnings.warn(f"CCCP step {step}: the inner solver reached max_iter",
                           ConvergenceWarning, stacklevel=3)
@@ -134,10 +146,10 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         coef = beta - mu
         margins = grad + 1.0 + y * intercept
         J = 0.5 * float(coef @ (grad + 1.0)) + float(np.sum(C_i * ramp_loss(margins, s)))
-        frozen = int(getattr(result, "n_frozen", 0))
         trace.append(dict(objective=J, n_outliers=int(np.count_nonzero(mu)),
                           outliers=np.flatnonzero(mu),
-                          screened_zero=screened[0], screened_bound=screened[1] + frozen,
+                          screened_zero=screened[0], screened_bound=screened[1],
+                          frozen=int(result.n_frozen),
                           put_back=put_back, n_iter=result.n_iter,
                           screen_seconds=screen_seconds, solve_seconds=solve_seconds))
         # Descent holds up to the inner problem's own duality gap
@@ -173,7 +185,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         flipped = np.flatnonzero(delta_mu)
         q_mu = Q.add_columns(flipped, delta_mu[flipped], q_mu)
         beta, mu = repaired, new_mu
-    if not np.any(beta - mu):
+    w_squared = float((beta - mu) @ (grad + 1.0)) if grad is not None else 0.0   # ||w||^2
+    if w_squared <= 1e-12 * max(1.0, abs(trace[-1]["objective"])):
         warnings.warn("CCCP ended with w = 0 (every margin sample is an outlier): the "
                       "model is constant", UserWarning, stacklevel=3)
     return beta, mu, intercept, trace, converged
@@ -291,10 +304,39 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     return results
 
 
+class _RampScreening:
+    """Safe screening for the CCCP steps: the gap-safe ball around a feasible
+    point with the intercept count for y'beta = y'mu (``screen_dynamic``).
+    The paper's own rule trusts the solver's current b and screens wrongly
+    (notes seed_001 §2.3); this one never reuses a b."""
+
+    def __init__(self, problem):
+        from svmscreen.screening import ScreeningData
+        self.problem = problem
+        self.data = ScreeningData(problem.X, problem.signs, fit_intercept=True,
+                                  qmatrix=problem.Q, **problem.kernel_params)
+        self.hook_seconds = 0.0
+
+    def certify(self, beta, grad, p, C_i, mu):
+        """(zero, bound): samples with beta* = 0 / beta* = C_i proved."""
+        from svmscreen.screening import screen_dynamic
+        found = screen_dynamic(self.data, beta, grad, p, C_i, float(self.problem.signs @ mu),
+                               coef=beta - mu)
+        return found.screened_zero, found.screened_bound
+
+    def during_solve(self, p, C_i, mu):
+        """The solver's dynamic-screening hook for one step."""
+        def hook(beta, grad, movable):
+            start = time.perf_counter()
+            zero, bound = self.certify(beta, grad, p, C_i, mu)
+            self.hook_seconds += time.perf_counter() - start
+            return zero | bound
+        return hook
+
+
 def make_ramp_screening(screening, problem):
     if screening is None:
         return None
     if screening != "safe":
         raise ValueError(f"screening must be 'safe' or None, got {screening!r}")
-    from svmscreen.screening import ramp_screener
-    return ramp_screener(problem)
+    return _RampScreening(problem)

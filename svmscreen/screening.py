@@ -35,7 +35,7 @@ from svmscreen import _rules
 from svmscreen.objective import duality_gap
 
 __all__ = ["ScreeningData", "ScreeningResult", "ShatState", "screen",
-           "screen_dome", "RULES", "DOME_RULES"]
+           "screen_dome", "screen_dynamic", "RULES", "DOME_RULES"]
 
 RULES = ("dvi", "bt1", "bt2", "it")
 DOME_RULES = ("ssnsv", "essnsv")
@@ -68,6 +68,10 @@ class ScreeningData:
         kernel values instead of O(n^2)).
     random_state : int
         Seed of that subsample.
+    qmatrix : QMatrix or None
+        The solver's cached Q of the same data and labels (a path passes
+        it): kernel values then come from its column cache, which the solves
+        keep warm, instead of being computed again.
 
     Attributes
     ----------
@@ -78,7 +82,7 @@ class ScreeningData:
 
     def __init__(self, X, y, kernel="rbf", gamma=1.0, coef0=0.0, degree=3,
                  fit_intercept=True, centre=True, centre_sample=1000,
-                 random_state=0):
+                 random_state=0, qmatrix=None):
         y = np.ascontiguousarray(y, dtype=np.float64)
         if y.ndim != 1 or not np.all((y == 1.0) | (y == -1.0)):
             raise ValueError("y must be a 1-D array of -1/+1 labels")
@@ -88,7 +92,11 @@ class ScreeningData:
         self.y = y
         self.n = y.shape[0]
         self.kernel_name = kernel
-        self.kernel = Kernel(X, kernel, float(gamma), float(coef0), int(degree))
+        self.qmatrix = qmatrix
+        if qmatrix is not None:
+            self.kernel = qmatrix.kernel
+        else:
+            self.kernel = Kernel(X, kernel, float(gamma), float(coef0), int(degree))
         if self.kernel.n_samples != self.n:
             raise ValueError(f"X has {self.kernel.n_samples} samples, y has {self.n}")
         self.fit_intercept = bool(fit_intercept)
@@ -118,6 +126,9 @@ class ScreeningData:
         if self.linear:
             return self.linear_scores(self.weight_vector(coef))
         nz = np.flatnonzero(signed)
+        if self.qmatrix is not None:
+            # w'phi_i = y_i (Q coef)_i, from the solver's cached columns
+            return self.y * self.qmatrix.add_columns(nz, coef[nz], np.zeros(self.n))
         out = np.zeros(self.n)
         for start in range(0, nz.size, ROW_BLOCK):
             rows = nz[start:start + ROW_BLOCK]
@@ -310,7 +321,7 @@ class _ScoreSets:
         return np.ascontiguousarray(scores if transform is None else transform(scores))
 
 
-def _finish(data, sets, bound_fn, hi, weighted):
+def _finish(data, sets, bound_fn, hi, weighted, target=0.0):
     """Run ``bound_fn(transform, norms) -> (score_lo, score_hi, status)`` on
     each v-set and turn the bounds into margin bounds (with the intercept
     count when needed), keeping the tightest over the sets (all are valid).
@@ -328,7 +339,7 @@ def _finish(data, sets, bound_fn, hi, weighted):
             np.maximum(lower, s_lo, out=lower)
             np.minimum(upper, s_hi, out=upper)
             continue
-        b_lo, b_hi = _rules.intercept_interval(s_lo, s_hi, data.y, hi, weighted)
+        b_lo, b_hi = _rules.intercept_interval(s_lo, s_hi, data.y, hi, weighted, target)
         _rules.margins_with_intercept(s_lo, s_hi, data.y, b_lo, b_hi, lower, upper)
         if name == "plain":
             b_interval = (b_lo, b_hi)
@@ -494,6 +505,73 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         screened_bound=bound.astype(bool), b_interval=b_interval,
         b_interval_centred=b_centred, seconds=seconds, radius=r1, gap_ref=gap0,
         status=status, shat_state=new_state)
+
+
+def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAULT_TAU):
+    """Gap-safe screening at any feasible point of a C-SVC-shaped box QP
+
+        min 1/2 a'Qa + p'a,  0 <= a_i <= hi_i,  y'a = target (with an intercept),
+
+    for the current iterate of a solve, or the warm start of the next one
+    (bias_screening.md sec. 4; paper 001 Rule A, made safe for the intercept
+    by the count, notes/seed_001_rsvm_cccp.md sec. 2.3).
+
+    The model is w = sum_j coef_j y_j phi_j with Q coef = G + 1: coef = a for
+    the SVM (p = -1); for a CCCP step of the ramp loss, coef = beta - mu with
+    p = -1 - Q mu and target = y'mu.  For any feasible a and any b,
+    ||w(a) - w*||^2 <= gap(a, b) (notes seed_001 sec. 2.2: the primal is
+    1-strongly convex in w and the dual is concave in w), so w* lies in the
+    ball B(w, sqrt(gap)); the intercept interval comes from the count with
+    C_N + target.
+
+    Parameters
+    ----------
+    data : ScreeningData
+    alpha, grad : ndarray of shape (n,)
+        A feasible point and G = Q alpha + p, for every sample.
+    p, hi : ndarray of shape (n,)
+    target : float
+        Right-hand side of the equality (ignored without an intercept).
+    coef : ndarray or None
+        The coefficients of w (default: alpha).
+
+    Returns
+    -------
+    ScreeningResult (no shat_state)
+    """
+    n = data.n
+    y = data.y
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    grad = np.ascontiguousarray(grad, dtype=np.float64)
+    hi = _as_vector(hi, n, "hi")
+    coef = alpha if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+    start = time.perf_counter()
+    gap = duality_gap(alpha, grad, p, np.zeros(n), hi, y if data.fit_intercept else None).gap
+    qa = grad + 1.0                                          # Q coef
+    W = float(coef @ qa)                                     # ||w||^2
+    size = np.abs(alpha) + np.abs(coef - alpha)              # |a| + |shift|
+    radius = _rules.gap_dvi_radius(1.0, W, gap, _quadratic_roundoff(data, size, size))
+    tau = tau + _margin_roundoff(data, size, 1.0, hi)
+    weighted = bool(np.any(hi != hi[0])) or target != 0.0
+    sets = _ScoreSets(data)
+
+    def ball(transform, norms):
+        lo, up = np.empty(n), np.empty(n)
+        _rules.ball_rule(sets.dots(qa, transform), norms, 1.0, radius, lo, up)
+        return lo, up, 0
+
+    lower, upper, b_interval, b_centred, statuses = _finish(data, sets, ball, hi, weighted,
+                                                            target)
+    zero = np.zeros(n, dtype=np.uint8)
+    bound = np.zeros(n, dtype=np.uint8)
+    _rules.classify(lower, upper, tau, zero, bound)
+    status = {"ball": statuses}
+    _drop_conflicts(zero, bound, status)
+    return ScreeningResult(
+        rule="dynamic", lower=lower, upper=upper, screened_zero=zero.astype(bool),
+        screened_bound=bound.astype(bool), b_interval=b_interval,
+        b_interval_centred=b_centred, seconds=time.perf_counter() - start, radius=radius,
+        gap_ref=gap, status=status, shat_state=None)
 
 
 def _drop_conflicts(zero, bound, status):
