@@ -167,7 +167,7 @@ def main():
     names = ["heart_scale"] if args.quick else (args.datasets or list(DATASETS))
     grid = np.geomspace(1e-2, 1e3, 10 if args.quick else args.n_C)
     all_arms = {k: v for k, v in arms(args.rules).items() if k not in args.skip}
-    default = "+it" if "+it" in all_arms else "warm+shrink"
+    default = "+dvi" if "+dvi" in all_arms else "warm+shrink"
     ratios = {key: [] for key in ("libsvm", "sklearn", "screen", "oracle")}
     print(f"grid: {grid.size} values of C in [{grid[0]:g}, {grid[-1]:g}], tol {TOL}; "
           f"default arm {default}")

@@ -1,7 +1,7 @@
 """The ``svmscreen`` command (also ``python -m svmscreen``).
 
     svmscreen path FILE [--kernel rbf --gamma G --C-min 0.01 --C-max 1000
-                         --n-C 50 --cv 5 --screening it --compare]
+                         --n-C 50 --cv 5 --screening dvi --compare]
 
 solves the whole regularization path on a LIBSVM-format data file (.gz, .bz2
 and .xz are read as is): one row per C, then the best C and the total time.
@@ -45,7 +45,7 @@ def build_parser():
     path.add_argument("--grid", choices=["log", "epsilon"], default="log")
     path.add_argument("--epsilon", type=float, default=1e-3)
     path.add_argument("--cv", type=int, default=5, help="folds (0: no cross-validation)")
-    path.add_argument("--screening", default="it", choices=list(SCREENING_RULES) + ["none"])
+    path.add_argument("--screening", default="dvi", choices=list(SCREENING_RULES) + ["none"])
     path.add_argument("--n-jobs", type=int, default=None)
     path.add_argument("--compare", action="store_true",
                       help="also time the path without screening")

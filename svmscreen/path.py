@@ -361,6 +361,13 @@ def stratified_folds(y, n_folds, seed=0):
     return fold
 
 
+def centre_sample(n):
+    """Samples whose feature-space mean centres the intercept count
+    (bias_screening.md §2.4a: any subsample is equally safe).  It costs
+    n x m kernel values once per path, so m grows with n: n/20, in [100, 1000]."""
+    return int(min(1000, max(100, n // 20)))
+
+
 def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking=True,
                    max_iter=None):
     """The screening step of the path for ``rule`` (None: no screening):
@@ -371,7 +378,8 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
     from svmscreen.screening import ScreeningData, screen, screen_dome
     data = ScreeningData(problem.X, problem.signs, fit_intercept=fit_intercept,
-                         qmatrix=problem.Q, **problem.kernel_params)
+                         qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
+                         **problem.kernel_params)
     if rule in ("ssnsv", "essnsv"):
         # The domes need a second reference at a larger C (paper 002,
         # Lemma 1): the optimum at the top of the grid serves every step
@@ -445,7 +453,7 @@ def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options
 
 def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon=1e-3,
                kernel="rbf", gamma=None, coef0=0.0, degree=3, fit_intercept=True,
-               class_weight=None, sample_weight=None, screening="it", shrinking=True,
+               class_weight=None, sample_weight=None, screening="dvi", shrinking=True,
                tol=1e-3, cache_size=100.0, max_iter=None, cv=None, n_jobs=None,
                keep="all", random_state=0, verbose=False):
     """Solve the SVM for a whole increasing grid of C, with warm starts and
@@ -466,9 +474,12 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     kernel, gamma, coef0, degree, fit_intercept, class_weight, sample_weight
         As ``fit_binary``.  A list of gamma values runs one path per value and
         returns a list of PathResult.
-    screening : {"it", "dvi", "bt2", "essnsv", "ssnsv"} or None, default="it"
+    screening : {"dvi", "it", "bt2", "essnsv", "ssnsv"} or None, default="dvi"
         The safe rule applied before each solve (None: none).  Every screened
         solve is checked; ``put_back`` counts the samples a rule got wrong.
+        "dvi" is the default because it costs O(n) a step; "it" screens more
+        but updates Q s-hat by kernel columns each step, which measured
+        slower overall (benchmarks/bench_path.py).
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int or None
         Stratified k-fold cross-validation along the path.

@@ -27,8 +27,8 @@ from svmscreen._validation import (ConvergenceWarning, binary_signs, check_label
                                    class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_at
-from svmscreen.path import (_Problem, check_C_grid, make_screening, repair_equality,
-                            run_path)
+from svmscreen.path import (_Problem, centre_sample, check_C_grid, make_screening,
+                            repair_equality, run_path)
 from svmscreen.reduced import solve_reduced
 
 
@@ -314,7 +314,8 @@ class _RampScreening:
         from svmscreen.screening import ScreeningData
         self.problem = problem
         self.data = ScreeningData(problem.X, problem.signs, fit_intercept=True,
-                                  qmatrix=problem.Q, **problem.kernel_params)
+                                  qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
+                                  **problem.kernel_params)
         self.hook_seconds = 0.0
 
     def certify(self, beta, grad, p, C_i, mu):
