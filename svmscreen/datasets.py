@@ -18,13 +18,13 @@ import gzip
 import io
 import lzma
 import os
-import secrets
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import _svmlight
+from ._files import atomic_output
 
 __all__ = ["load_svmlight_file", "dump_svmlight_file", "load_dataset"]
 
@@ -255,34 +255,22 @@ def dump_svmlight_file(X, y, f, *, precomputed=False):
         return
 
     path = Path(os.fsdecode(os.fspath(f)))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # O_EXCL: never clobber; mode 0o666 so the umask applies as for open().
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with open(fd, "wb") as raw:
-            suffix = path.suffix.lower()
-            if suffix == ".gz":
-                out = gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw)
-            elif suffix == ".bz2":
-                out = bz2.BZ2File(raw, "wb")
-            elif suffix in (".xz", ".lzma"):
-                out = lzma.LZMAFile(raw, "wb",
-                                    format=lzma.FORMAT_XZ if suffix == ".xz"
-                                    else lzma.FORMAT_ALONE)
-            else:
-                out = None
-            if out is None:
-                _write_rows(raw, X, y, precomputed)
-            else:
-                with out:
-                    _write_rows(out, X, y, precomputed)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_output(path) as raw:
+        suffix = path.suffix.lower()
+        if suffix == ".gz":
+            out = gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw)
+        elif suffix == ".bz2":
+            out = bz2.BZ2File(raw, "wb")
+        elif suffix in (".xz", ".lzma"):
+            out = lzma.LZMAFile(raw, "wb",
+                                format=lzma.FORMAT_XZ if suffix == ".xz" else lzma.FORMAT_ALONE)
+        else:
+            out = None
+        if out is None:
+            _write_rows(raw, X, y, precomputed)
+        else:
+            with out:
+                _write_rows(out, X, y, precomputed)
 
 
 def _dataset_dirs():

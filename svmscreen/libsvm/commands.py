@@ -13,13 +13,12 @@ renamed); option values must parse (C's ``atoi``/``atof`` read garbage as
 0); ``-s 1..4`` stop with "not supported yet".
 """
 import os
-import secrets
 import sys
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from svmscreen._files import atomic_output
 from svmscreen.datasets import load_svmlight_file
 from svmscreen.libsvm.model import (cross_validation, predict, predict_probability,
                                     resolve_parameters, train)
@@ -105,25 +104,6 @@ def _run(body, argv):
         return stop.status
     sys.stdout.flush()
     return 0
-
-
-def _write_atomically(path, chunks):
-    """Write byte chunks to ``path`` through a temporary file in the same
-    directory, renamed when complete: an error leaves no partial file."""
-    path = Path(os.fsdecode(os.fspath(path)))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with open(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _load_data(path, precomputed, what="input"):
@@ -277,7 +257,8 @@ def _predict(argv):
         labels, _ = predict(model, X)
         lines.extend("%.17g\n" % v for v in labels.tolist())
     try:
-        _write_atomically(output_file, ["".join(lines).encode("ascii")])
+        with atomic_output(output_file) as handle:
+            handle.write("".join(lines).encode("ascii"))
     except OSError:
         _fail("can't open output file %s" % output_file)
 
@@ -455,7 +436,8 @@ def _scale(argv):
                 text.append("%d %.17g %.17g\n" % (index, feature_min[index],
                                                   feature_max[index]))
         try:
-            _write_atomically(save_filename, ["".join(text).encode("ascii")])
+            with atomic_output(save_filename) as handle:
+                handle.write("".join(text).encode("ascii"))
         except OSError:
             _fail("can't open file %s" % save_filename)
         if has_zero_index:

@@ -31,12 +31,11 @@ and the line.  Writing goes through a temporary file renamed at the end, so
 a failure never leaves a partial model file.
 """
 import os
-import secrets
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from svmscreen._files import atomic_output
 from svmscreen.libsvm.svm import (C_SVC, KERNEL_TYPE_TABLE, NU_SVC, POLY, PRECOMPUTED, RBF,
                                   SIGMOID, SVM_TYPE_TABLE, svm_model, svm_parameter)
 
@@ -101,19 +100,8 @@ def save_model(path, model):
     """Write ``model`` to ``path`` as ``svm_save_model`` (atomically: a
     temporary file in the same directory, renamed when complete)."""
     text = format_model(model).encode("ascii")
-    path = Path(os.fsdecode(os.fspath(path)))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with open(fd, "wb") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_output(path) as handle:
+        handle.write(text)
 
 
 # ------------------------------------------------------------------ reader
