@@ -486,9 +486,9 @@ def _scale(argv):
                           + "\n")
         out.write("".join(pieces))
     if new_nonzeros > X.nnz:
-        sys.stderr.write("WARNING: original #nonzeros %d\n         new      #nonzeros %d\n"
-                         "Use -l 0 if many original feature values are zeros\n"
-                         % (X.nnz, new_nonzeros))
+        sys.stderr.write("WARNING: original #nonzeros %d\n       > new      #nonzeros %d\n"
+                         "If feature values are non-negative and sparse, use -l 0 rather "
+                         "than the default -l -1\n" % (X.nnz, new_nonzeros))
 
 
 def scale_main(argv=None):
