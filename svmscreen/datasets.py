@@ -274,15 +274,23 @@ def dump_svmlight_file(X, y, f, *, precomputed=False):
 
 
 def _dataset_dirs():
-    here = Path(__file__).resolve()
-    return [here.parent.parent / "data", here.parents[2] / "shared" / "data"]
+    """Where shipped datasets are looked for, in order: $SVMSCREEN_DATA,
+    ./data, the source checkout's data/ (when running from it), then
+    shared/data beside either.  An installed package has no data/ of its
+    own, so the working directory (a clone) comes first."""
+    here = Path(__file__).resolve().parent.parent
+    cwd = Path.cwd()
+    dirs = [Path(os.environ["SVMSCREEN_DATA"])] if os.environ.get("SVMSCREEN_DATA") else []
+    dirs += [cwd / "data", here / "data", cwd.parent / "shared" / "data",
+             here.parent / "shared" / "data"]
+    return list(dict.fromkeys(dirs))
 
 
 def load_dataset(name, *, n_features=None):
     """Load a shipped dataset by name, e.g. ``"heart_scale"``.
 
-    Looks for ``<name>.xz`` in the repository's ``data/`` directory, then in
-    ``shared/data`` beside the repository.
+    Looks for ``<name>.xz`` in ``$SVMSCREEN_DATA``, ``./data``, the source
+    checkout's ``data/``, then ``shared/data`` beside them.
 
     Parameters
     ----------

@@ -48,3 +48,14 @@ def load_dataset(name, max_rows=None, seed=0):
 @pytest.fixture
 def heart():
     return load_dataset("heart_scale")
+
+
+def subprocess_env(**extra):
+    """The environment for a child Python run away from the source tree:
+    the installed package, or in a development run the same (absolute)
+    PYTHONPATH, so that the child never imports the uncompiled sources."""
+    env = dict(os.environ, **extra)
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p)
+                                            for p in env["PYTHONPATH"].split(os.pathsep) if p)
+    return env

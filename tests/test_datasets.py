@@ -542,9 +542,15 @@ def test_load_dataset():
     assert X.shape == (4000, 10)
 
 
-def test_load_dataset_directories():
-    repo = Path(datasets.__file__).resolve().parent.parent
-    assert datasets._dataset_dirs() == [repo / "data", repo.parent / "shared" / "data"]
+def test_load_dataset_directories(tmp_path, monkeypatch):
+    package_root = Path(datasets.__file__).resolve().parent.parent
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SVMSCREEN_DATA", raising=False)
+    assert datasets._dataset_dirs() == [tmp_path / "data", package_root / "data",
+                                        tmp_path.parent / "shared" / "data",
+                                        package_root.parent / "shared" / "data"]
+    monkeypatch.setenv("SVMSCREEN_DATA", str(tmp_path / "mine"))
+    assert datasets._dataset_dirs()[0] == tmp_path / "mine"
 
 
 def test_load_dataset_falls_back_to_second_directory(tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from conftest import subprocess_env
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -981,8 +982,7 @@ def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
     import subprocess
     import sys
     heart = plain_file("heart_scale", data_root)
-    env = dict(os.environ, OMP_NUM_THREADS="1",
-               PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = subprocess_env(OMP_NUM_THREADS="1")
 
     def tool(main, *args):
         code = f"import sys; from svmscreen.libsvm.commands import {main}; sys.exit({main}())"

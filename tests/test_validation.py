@@ -1,7 +1,6 @@
 """Validation at the boundary: bad input raises ValueError/TypeError naming
 the problem, never a segfault or a silently wrong model; the precomputed
 kernel path; the package imports cleanly."""
-import os
 import subprocess
 import sys
 
@@ -9,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import load_dataset
+from conftest import load_dataset, subprocess_env
 from svmscreen import fit_binary
 
 
@@ -270,12 +269,8 @@ def test_import_svmscreen(tmp_path):
     # no compiled extensions): the installed package and its entry points.
     code = ("import svmscreen; from svmscreen._solver import solve, QMatrix; "
             "print(svmscreen.__version__, svmscreen.fit_binary.__name__)")
-    env = dict(os.environ)
-    if env.get("PYTHONPATH"):   # a development run: keep its paths, made absolute
-        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p)
-                                            for p in env["PYTHONPATH"].split(os.pathsep) if p)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path, env=env)
+                         timeout=120, cwd=tmp_path, env=subprocess_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()
     assert out.stderr == ""
