@@ -96,11 +96,16 @@ def worker(arm, name, kernel, rows):
                       "peak_mb": grown, "n": int(X.shape[0]), "d": int(X.shape[1])}))
 
 
-def run_arm(arm, name, kernel, rows):
+def run_arm(arm, name, kernel, rows, time_limit):
+    """One fit in a child process; None if it runs past ``time_limit`` s."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, __file__, "--worker", arm, name, kernel, str(rows)],
-                         capture_output=True, text=True, env=env, cwd=str(ROOT / "benchmarks"))
+    try:
+        out = subprocess.run([sys.executable, __file__, "--worker", arm, name, kernel,
+                              str(rows)], capture_output=True, text=True, env=env,
+                             cwd=str(ROOT / "benchmarks"), timeout=time_limit)
+    except subprocess.TimeoutExpired:
+        return None
     if out.returncode != 0:
         raise RuntimeError(f"{arm} on {name}/{kernel} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -114,6 +119,8 @@ def main():
     parser.add_argument("--datasets", nargs="*", default=None)
     parser.add_argument("--kernels", nargs="*", default=KERNELS)
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs per arm")
+    parser.add_argument("--time-limit", type=float, default=600.0,
+                        help="seconds per fit; a slower fit is reported as a timeout")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -132,7 +139,15 @@ def main():
             runs = {arm: [] for arm in ARMS}
             for _ in range(max(1, args.repeat)):
                 for arm in ARMS:
-                    runs[arm].append(run_arm(arm, name, kernel, args.rows))
+                    if None not in runs[arm]:
+                        runs[arm].append(run_arm(arm, name, kernel, args.rows, args.time_limit))
+            timed_out = [arm for arm in ARMS if None in runs[arm]]
+            if timed_out:
+                print(f"{name:<12} {kernel:<7} timeout (> {args.time_limit:g} s) for "
+                      f"{', '.join(timed_out)}; the other arms: " + ", ".join(
+                          f"{arm} {min(r['seconds'] for r in runs[arm]):.1f} s"
+                          for arm in ARMS if arm not in timed_out), flush=True)
+                continue
             res = {arm: min(runs[arm], key=lambda r: r["seconds"]) for arm in ARMS}
             ours, lib, skl = res["svmscreen"], res["libsvm"], res["sklearn"]
             r_lib = ours["seconds"] / lib["seconds"]

@@ -2,8 +2,9 @@
 once, and everything below trusts it.
 
 Arrays become float64 C-contiguous ndarrays or CSR matrices with float64 data
-and int32 sorted unique indices, always as copies when anything must change:
-the caller's objects are never modified.  Errors are ValueError/TypeError
+and int32 sorted unique indices, as copies when anything must change; the
+caller's objects are never modified (nothing below check_X writes to its
+result, so an input that already fits is shared, not copied).  Errors are ValueError/TypeError
 naming the argument and the value.
 """
 import numbers
@@ -35,9 +36,10 @@ def check_X(X, name="X", precomputed=False):
         data = np.asarray(X.data, dtype=np.float64)
         if not np.all(np.isfinite(data)):
             raise ValueError(f"{name} contains NaN or infinity")
-        X = sp.csr_matrix((data.copy(), X.indices.astype(np.int32, copy=True),
-                           X.indptr.astype(np.int32, copy=True)), shape=X.shape)
-        return X
+        # Shares the caller's arrays when their types already fit: nothing
+        # below writes to them.
+        return sp.csr_matrix((data, X.indices.astype(np.int32, copy=False),
+                              X.indptr.astype(np.int32, copy=False)), shape=X.shape)
     try:
         arr = np.asarray(X)
     except Exception as exc:

@@ -39,7 +39,7 @@ class BinaryModel:
     objective_ : float
         The dual objective in LIBSVM's (minimisation) form, 1/2 a'Qa - sum a.
     duality_gap_ : float
-        Primal-dual gap of the returned solution.
+        Primal-dual gap of the returned solution (computed when first read).
     n_iter_ : int
     status_ : {"optimal", "max_iter"}
     kernel, gamma, coef0, degree, C, fit_intercept
@@ -62,10 +62,20 @@ class BinaryModel:
         self.intercept_ = intercept
         self.alpha_ = alpha
         self.objective_ = objective
-        self.duality_gap_ = duality_gap
+        # a float, or (grad, hi, y) to compute it from when first read
+        self._duality_gap = duality_gap
         self.n_iter_ = n_iter
         self.status_ = status
         self.n_features_in_ = n_features
+
+    @property
+    def duality_gap_(self):
+        if isinstance(self._duality_gap, tuple):
+            grad, hi, y = self._duality_gap
+            n = grad.shape[0]
+            self._duality_gap = duality_gap(self.alpha_, grad, -np.ones(n), np.zeros(n), hi,
+                                            y).gap
+        return self._duality_gap
 
     @property
     def n_support_(self):
@@ -177,11 +187,11 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
         support_vectors = X[support]
         if sp.issparse(support_vectors):
             support_vectors = sp.csr_matrix(support_vectors)
-    gap = duality_gap(alpha, result.grad, p, lo, hi, equality)
+    grad = result.grad
     return BinaryModel(
         classes=classes, kernel=kernel, gamma=gamma, coef0=coef0, degree=degree, C=C,
         fit_intercept=fit_intercept, support=support, support_vectors=support_vectors,
         dual_coef=signs[support] * alpha[support],
         intercept=-result.rho if fit_intercept else 0.0, alpha=alpha,
-        objective=result.objective, duality_gap=gap.gap, n_iter=result.n_iter,
+        objective=result.objective, duality_gap=(grad, hi, equality), n_iter=result.n_iter,
         status=result.status, n_features=X.shape[1])

@@ -306,3 +306,12 @@ def test_kernel_overflow_is_not_a_silent_model(kernel, scale, params):
     assert np.isfinite(model.objective_), (model.status_, model.objective_)
     assert np.isfinite(model.intercept_)
     assert np.all(np.isfinite(model.decision_function(X * scale)))
+
+
+def test_model_pickles_and_keeps_its_gap():
+    import pickle
+    X, y = load_dataset("heart_scale")
+    model = fit_binary(X, y, tol=1e-6)
+    clone = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(clone.decision_function(X), model.decision_function(X))
+    assert clone.duality_gap_ == model.duality_gap_ >= 0.0
