@@ -20,6 +20,21 @@ class ConvergenceWarning(UserWarning):
     """The solver stopped at max_iter before reaching the tolerance."""
 
 
+def _as_array(value, name):
+    try:
+        return np.asarray(value)
+    except Exception as exc:
+        raise TypeError(f"{name} cannot be converted to an array: {exc}") from None
+
+
+def as_real_array(value, name):
+    """``np.asarray(value)``, refused unless it holds real numbers."""
+    arr = _as_array(value, name)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    return arr
+
+
 def check_X(X, name="X", precomputed=False):
     """Dense float64 C-contiguous array or canonical CSR (see module doc)."""
     if X is None:
@@ -40,12 +55,7 @@ def check_X(X, name="X", precomputed=False):
         # below writes to them.
         return sp.csr_matrix((data, X.indices.astype(np.int32, copy=False),
                               X.indptr.astype(np.int32, copy=False)), shape=X.shape)
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:
-        raise TypeError(f"{name} cannot be converted to an array: {exc}") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = as_real_array(X, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
@@ -88,10 +98,7 @@ def check_precomputed(K, name="X", n_train=None):
 
 def check_labels(y, n_samples, name="y"):
     """1-D finite real labels, one per sample."""
-    try:
-        y = np.asarray(y)
-    except Exception as exc:
-        raise TypeError(f"{name} cannot be converted to an array: {exc}") from None
+    y = _as_array(y, name)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:
@@ -108,12 +115,7 @@ def check_labels(y, n_samples, name="y"):
 
 def check_vector(value, n, name):
     """A finite float64 copy of a length-n real vector."""
-    try:
-        arr = np.asarray(value)
-    except Exception as exc:
-        raise TypeError(f"{name} cannot be converted to an array: {exc}") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = as_real_array(value, name)
     if arr.shape != (n,):
         raise ValueError(f"{name} must be a finite array of shape ({n},), got shape {arr.shape}")
     arr = np.array(arr, dtype=np.float64)

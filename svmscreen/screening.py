@@ -492,13 +492,11 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         status["second"] = statuses
         if data.fit_intercept:
             b_interval = (max(b_interval[0], b_interval2[0]), min(b_interval[1], b_interval2[1]))
-    zero = np.zeros(n, dtype=np.uint8)
-    bound = np.zeros(n, dtype=np.uint8)
-    _rules.classify(lower, upper, tau, zero, bound)
-    if pairwise and data.fit_intercept:
-        status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
-                                             2.0 * centre_roundoff)
-    _drop_conflicts(zero, bound, status)
+    def add_pairwise(zero, bound):
+        if pairwise and data.fit_intercept:
+            status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
+                                                 2.0 * centre_roundoff)
+    zero, bound = _classify(lower, upper, tau, status, add_pairwise)
     seconds = time.perf_counter() - start
     return ScreeningResult(
         rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
@@ -562,16 +560,25 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
 
     lower, upper, b_interval, b_centred, statuses = _finish(data, sets, ball, hi, weighted,
                                                             target)
-    zero = np.zeros(n, dtype=np.uint8)
-    bound = np.zeros(n, dtype=np.uint8)
-    _rules.classify(lower, upper, tau, zero, bound)
     status = {"ball": statuses}
-    _drop_conflicts(zero, bound, status)
+    zero, bound = _classify(lower, upper, tau, status)
     return ScreeningResult(
         rule="dynamic", lower=lower, upper=upper, screened_zero=zero.astype(bool),
         screened_bound=bound.astype(bool), b_interval=b_interval,
         b_interval_centred=b_centred, seconds=time.perf_counter() - start, radius=radius,
         gap_ref=gap, status=status, shat_state=None)
+
+
+def _classify(lower, upper, tau, status, extra=None):
+    """R' and L' (uint8 masks) from the margin bounds, after ``extra(zero,
+    bound)`` may add to them, with conflicting certificates dropped."""
+    zero = np.zeros(lower.shape[0], dtype=np.uint8)
+    bound = np.zeros(lower.shape[0], dtype=np.uint8)
+    _rules.classify(lower, upper, tau, zero, bound)
+    if extra is not None:
+        extra(zero, bound)
+    _drop_conflicts(zero, bound, status)
+    return zero, bound
 
 
 def _drop_conflicts(zero, bound, status):
@@ -664,11 +671,8 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
         return lo, up, geo
 
     lower, upper, b_interval, b_centred, statuses = _finish(data, sets, dome, hi, weighted)
-    zero = np.zeros(n, dtype=np.uint8)
-    bound = np.zeros(n, dtype=np.uint8)
-    _rules.classify(lower, upper, tau, zero, bound)
     status = {"dome": statuses}
-    _drop_conflicts(zero, bound, status)
+    zero, bound = _classify(lower, upper, tau, status)
     return ScreeningResult(
         rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
         screened_bound=bound.astype(bool), b_interval=b_interval,
