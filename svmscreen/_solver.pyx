@@ -298,39 +298,48 @@ cdef class _SMO:
         Returns 1 when m(a) - M(a) < eps (optimal), else 0."""
         cdef double Gmax = -INFINITY, Gmax2 = -INFINITY, obj_diff_min = INFINITY
         cdef Py_ssize_t t, Gmax_idx = -1, Gmin_idx = -1, i
-        cdef double grad_diff, quad_coef, obj_diff
+        cdef Py_ssize_t active = self.active_size
+        cdef double grad_diff, quad_coef, obj_diff, QD_i = 0.0, y_i = 0.0
         cdef double* Q_i = NULL
-        for t in range(self.active_size):
-            if self.y[t] > 0:
-                if not self.is_upper(t) and -self.G[t] >= Gmax:
-                    Gmax = -self.G[t]
+        # Local pointers: the loops below are the solver's hot path, and
+        # indexing through self would reload each view on every access.
+        cdef const double* G = &self.G[0]
+        cdef const double* y = &self.y[0]
+        cdef const double* QD = &self.Q.QD[0]
+        cdef const signed char* status = &self.status[0]
+        for t in range(active):
+            if y[t] > 0:
+                if status[t] != UPPER and -G[t] >= Gmax:
+                    Gmax = -G[t]
                     Gmax_idx = t
             else:
-                if not self.is_lower(t) and self.G[t] >= Gmax:
-                    Gmax = self.G[t]
+                if status[t] != LOWER and G[t] >= Gmax:
+                    Gmax = G[t]
                     Gmax_idx = t
         i = Gmax_idx
         if i != -1:
-            Q_i = self.Q.get_Q(i, self.active_size)
-        for t in range(self.active_size):
-            if self.y[t] > 0:
-                if not self.is_lower(t):
-                    grad_diff = Gmax + self.G[t]
-                    if self.G[t] >= Gmax2:
-                        Gmax2 = self.G[t]
+            Q_i = self.Q.get_Q(i, active)
+            QD_i = QD[i]
+            y_i = y[i]
+        for t in range(active):
+            if y[t] > 0:
+                if status[t] != LOWER:
+                    grad_diff = Gmax + G[t]
+                    if G[t] >= Gmax2:
+                        Gmax2 = G[t]
                     if grad_diff > 0:
-                        quad_coef = self.Q.QD[i] + self.Q.QD[t] - 2.0 * self.y[i] * Q_i[t]
+                        quad_coef = QD_i + QD[t] - 2.0 * y_i * Q_i[t]
                         obj_diff = -(grad_diff * grad_diff) / (quad_coef if quad_coef > 0 else TAU)
                         if obj_diff <= obj_diff_min:
                             Gmin_idx = t
                             obj_diff_min = obj_diff
             else:
-                if not self.is_upper(t):
-                    grad_diff = Gmax - self.G[t]
-                    if -self.G[t] >= Gmax2:
-                        Gmax2 = -self.G[t]
+                if status[t] != UPPER:
+                    grad_diff = Gmax - G[t]
+                    if -G[t] >= Gmax2:
+                        Gmax2 = -G[t]
                     if grad_diff > 0:
-                        quad_coef = self.Q.QD[i] + self.Q.QD[t] + 2.0 * self.y[i] * Q_i[t]
+                        quad_coef = QD_i + QD[t] + 2.0 * y_i * Q_i[t]
                         obj_diff = -(grad_diff * grad_diff) / (quad_coef if quad_coef > 0 else TAU)
                         if obj_diff <= obj_diff_min:
                             Gmin_idx = t
@@ -388,11 +397,12 @@ cdef class _SMO:
     cdef int update_G_bar(self, Py_ssize_t i, double old_bound_value) except -1 nogil:
         cdef double change = self.bound_value(i) - old_bound_value
         cdef double* Q_i
+        cdef double* G_bar = &self.G_bar[0]
         cdef Py_ssize_t k
         if change != 0.0:
             Q_i = self.Q.get_Q(i, self.l)
             for k in range(self.l):
-                self.G_bar[k] += change * Q_i[k]
+                G_bar[k] += change * Q_i[k]
         return 0
 
     cdef int step_pair(self, Py_ssize_t i, Py_ssize_t j) except -1 nogil:
@@ -404,6 +414,7 @@ cdef class _SMO:
         cdef double old_bv_i = self.bound_value(i), old_bv_j = self.bound_value(j)
         cdef double quad_coef, delta, t, low, high, sum_or_diff
         cdef double d_i, d_j
+        cdef double* G
         cdef Py_ssize_t k
         if self.y[i] != self.y[j]:
             # a_i - a_j = diff stays fixed; both move by delta.
@@ -465,8 +476,9 @@ cdef class _SMO:
 
         d_i = self.alpha[i] - old_i
         d_j = self.alpha[j] - old_j
+        G = &self.G[0]
         for k in range(self.active_size):
-            self.G[k] += Q_i[k] * d_i + Q_j[k] * d_j
+            G[k] += Q_i[k] * d_i + Q_j[k] * d_j
         self.update_status(i)
         self.update_status(j)
         self.update_G_bar(i, old_bv_i)
@@ -485,13 +497,14 @@ cdef class _SMO:
         cdef double old_bv = self.bound_value(i)
         cdef double d = self.clipped_newton(i) - self.alpha[i]
         cdef Py_ssize_t k
+        cdef double* G = &self.G[0]
         self.alpha[i] += d
         if d < 0 and self.alpha[i] < self.lo[i]:
             self.alpha[i] = self.lo[i]
         elif d > 0 and self.alpha[i] > self.hi[i]:
             self.alpha[i] = self.hi[i]
         for k in range(self.active_size):
-            self.G[k] += Q_i[k] * d
+            G[k] += Q_i[k] * d
         self.update_status(i)
         self.update_G_bar(i, old_bv)
         return 0
