@@ -98,6 +98,21 @@ cdef int _cmp_weighted(const void* a, const void* b) noexcept nogil:
     return (va > vb) - (va < vb)
 
 
+cdef void _sort_with_suffix(const double[::1] values, const double[::1] weight,
+                            Py_ssize_t n, WeightedValue* pairs,
+                            double* suffix) noexcept nogil:
+    """(value, weight) pairs sorted by value, and suffix[k] = the weight of
+    pairs[k:] (suffix[n] = 0)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        pairs[i].value = values[i]
+        pairs[i].weight = weight[i]
+    qsort(pairs, n, sizeof(WeightedValue), _cmp_weighted)
+    suffix[n] = 0.0
+    for i in range(n - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + pairs[i].weight
+
+
 cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
                          const double[::1] y, const double[::1] weight,
                          bint weighted, double target, double* b_lo,
@@ -160,13 +175,7 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
     if total <= c_neg + COUNT_EPS * total:
         b_lo[0] = -INFINITY
     else:
-        for i in range(n):
-            pairs[i].value = beta_lo[i]
-            pairs[i].weight = weight[i]
-        qsort(pairs, n, sizeof(WeightedValue), _cmp_weighted)
-        suffix[n] = 0.0
-        for i in range(n - 1, -1, -1):
-            suffix[i] = suffix[i + 1] + pairs[i].weight
+        _sort_with_suffix(beta_lo, weight, n, pairs, suffix)
         b_lo[0] = pairs[n - 1].value
         k = 0
         while k < n:
@@ -182,13 +191,7 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
     if c_neg <= 0.0:
         b_hi[0] = INFINITY
     else:
-        for i in range(n):
-            pairs[i].value = beta_hi[i]
-            pairs[i].weight = weight[i]
-        qsort(pairs, n, sizeof(WeightedValue), _cmp_weighted)
-        suffix[n] = 0.0
-        for i in range(n - 1, -1, -1):
-            suffix[i] = suffix[i + 1] + pairs[i].weight
+        _sort_with_suffix(beta_hi, weight, n, pairs, suffix)
         b_hi[0] = pairs[0].value
         k = n - 1
         while k >= 0:
