@@ -159,6 +159,8 @@ class SolveResult:
         PGmax - PGmin without the equality).
     frozen : bool ndarray
         Samples frozen by dynamic screening (not those fixed on entry).
+    max_iter : int
+        The iteration cap the solve ran under.
     """
 
     def __init__(self, alpha, grad, rho, objective, n_iter, status, violation):
@@ -783,6 +785,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     rho = s.calculate_rho() if s.has_equality else None
     result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
                          float(s.violation))
+    result.max_iter = int(s.max_iter)
     result.frozen = np.zeros(n, dtype=bool)
     result.frozen[order[s.l_var:]] = True
     result.frozen &= ~fixed_mask

@@ -177,7 +177,7 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     equality = signs if fit_intercept else None
     result = solve(Q, p, lo, hi, alpha0, y=equality, tol=tol, shrinking=shrinking,
                    max_iter=max_iter)
-    warn_if_not_converged(result.status, max_iter if max_iter else max(10_000_000, 100 * n))
+    warn_if_not_converged(result.status, result.max_iter)
 
     alpha = result.alpha
     support = np.flatnonzero(alpha > 0)
