@@ -36,13 +36,26 @@ sit at a bound, and Q matches the data.
 import numpy as np
 
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY, ceil, fabs, floor, fmax, sqrt
+from libc.stdlib cimport free, malloc, qsort
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from svmscreen._cache cimport ColumnCache
 from svmscreen._kernels cimport Kernel
+from svmscreen._rules cimport _count_interval, _select
 
 cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curvature
 cdef double SNAP = 1e-12               # relative distance at which a_i is at its bound
+
+# Safety margin of the in-loop gap rule's strict tests (as screening.DEFAULT_TAU).
+cdef double SCREEN_TAU = 1e-9
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec t
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return t.tv_sec + 1e-9 * t.tv_nsec
+
 
 cdef enum Status:
     LOWER = 0
@@ -182,7 +195,7 @@ cdef class _SMO:
     cdef Py_ssize_t l              # all variables, fixed ones included
     cdef Py_ssize_t l_var          # variables that may move: positions < l_var
     cdef Py_ssize_t active_size
-    cdef double[::1] alpha, G, G_bar, p, lo, hi, y
+    cdef double[::1] alpha, G, G_bar, p, lo, hi, y, scr_w
     cdef signed char[::1] status
     cdef bint has_equality, shrinking, unshrink
     cdef double eps
@@ -191,6 +204,20 @@ cdef class _SMO:
     cdef object screen_callback    # dynamic screening hook, or None
     cdef long long screen_every
     cdef Py_ssize_t n_frozen
+    # Work counters (diagnostics: how much smaller the solve really is)
+    cdef long long work_select       # sum of active_size over selections
+    cdef long long work_reconstruct  # multiply-adds of gradient reconstruction
+    cdef long long work_gbar         # multiply-adds of G_bar updates
+    # In-loop gap-safe screening (screen_gap)
+    cdef long long gap_period        # base iterations between two rule evaluations
+    cdef bint whole_gradient         # G was just rebuilt on all movable variables
+    cdef double roundoff_gap, roundoff_tau
+    cdef double[::1] scr_a, scr_b    # work arrays of length l
+    cdef long long n_screens
+    cdef long long n_swaps
+    cdef double screen_seconds
+    cdef Py_ssize_t n_frozen_lower, n_frozen_upper   # frozen by screen_gap, per bound
+    cdef Py_ssize_t start_frozen_lower, start_frozen_upper  # ... at the warm start
 
     cdef inline bint is_upper(self, Py_ssize_t i) noexcept nogil:
         return self.status[i] == UPPER
@@ -214,7 +241,16 @@ cdef class _SMO:
             self.status[i] = FREE
 
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-        self.Q.swap_index(i, j)
+        if i != j:
+            self.n_swaps += 1
+        self.Q.cache.swap_index(i, j)
+        self.swap_arrays(i, j)
+
+    cdef void swap_arrays(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """swap_index without the kernel cache."""
+        self.Q.perm[i], self.Q.perm[j] = self.Q.perm[j], self.Q.perm[i]
+        self.Q.sign[i], self.Q.sign[j] = self.Q.sign[j], self.Q.sign[i]
+        self.Q.QD[i], self.Q.QD[j] = self.Q.QD[j], self.Q.QD[i]
         self.alpha[i], self.alpha[j] = self.alpha[j], self.alpha[i]
         self.G[i], self.G[j] = self.G[j], self.G[i]
         self.G_bar[i], self.G_bar[j] = self.G_bar[j], self.G_bar[i]
@@ -279,6 +315,7 @@ cdef class _SMO:
         for j in range(start):
             if self.is_free(j):
                 n_free += 1
+        self.work_reconstruct += n_free * (stop - start)
         # Whichever loop order fetches fewer kernel values.
         if n_free * stop > 2 * start * (stop - start):
             for i in range(start, stop):
@@ -402,6 +439,7 @@ cdef class _SMO:
         cdef double* G_bar = &self.G_bar[0]
         cdef Py_ssize_t k
         if change != 0.0:
+            self.work_gbar += self.l
             Q_i = self.Q.get_Q(i, self.l)
             for k in range(self.l):
                 G_bar[k] += change * Q_i[k]
@@ -562,6 +600,7 @@ cdef class _SMO:
             self.unshrink = True
             self.reconstruct_gradient(self.l_var)
             self.active_size = self.l_var
+            self.whole_gradient = True
         i = 0
         while i < self.active_size:
             if self.be_shrunk(i, Gmax1, Gmax2):
@@ -576,6 +615,7 @@ cdef class _SMO:
 
     # ----------------------------------------------------------------- main
     cdef int select(self, Py_ssize_t* i, Py_ssize_t* j) except -2 nogil:
+        self.work_select += self.active_size
         if self.has_equality:
             return self.select_pair(i, j)
         return self.select_single(i)
@@ -584,6 +624,8 @@ cdef class _SMO:
         cdef Py_ssize_t i = -1, j = -1
         cdef long long counter = min(self.l, 1000) + 1
         cdef long long next_screen = self.screen_every
+        cdef long long next_gap = 0, period = self.gap_period
+        cdef Py_ssize_t before, found
         while self.n_iter < self.max_iter:
             counter -= 1
             if counter == 0:
@@ -597,11 +639,31 @@ cdef class _SMO:
                         and self.n_iter >= next_screen):
                     next_screen = self.n_iter + self.screen_every
                     self.screen_dynamically()
+            # Gap-safe screening needs G on every movable variable: at the
+            # warm start, on a schedule while nothing is shrunk, and right
+            # after shrinking's one un-shrink (the gap is small there, so it
+            # screens most, and what it freezes skips the full-size
+            # iterations that follow).
+            if (self.gap_period > 0 and self.active_size == self.l_var
+                    and (self.n_iter >= next_gap or self.whole_gradient)):
+                self.whole_gradient = False
+                before = self.l_var
+                found = self.screen_gap()
+                # Few found: wait twice as long next time (the rule costs
+                # about as much as a few dozen iterations).
+                if found * 20 < before:
+                    period = 2 * period
+                else:
+                    period = self.gap_period
+                next_gap = self.n_iter + period
             if self.select(&i, &j) != 0:
                 # Optimal on the active set: rebuild the whole gradient and
                 # check again (svm.cpp Solve, the "*" step).
-                self.reconstruct_gradient(self.l_var)
-                self.active_size = self.l_var
+                if self.active_size < self.l_var:
+                    self.reconstruct_gradient(self.l_var)
+                    self.active_size = self.l_var
+                    if self.gap_period > 0:
+                        self.screen_gap()
                 if self.select(&i, &j) != 0:
                     return 0
                 counter = 1  # shrink at the next iteration
@@ -621,6 +683,179 @@ cdef class _SMO:
         self.swap_index(i, self.l_var - 1)
         self.l_var -= 1
         self.n_frozen += 1
+        return 0
+
+    cdef Py_ssize_t screen_gap(self) except -1 nogil:
+        """Gap-safe screening of the movable variables, in the loop.
+
+        Needs G whole on positions < l_var.  Frozen variables are correctly
+        fixed (by induction), so the movable ones form a box QP of the same
+        shape (paper 001, eq. 15, with the fixed values in p and in the
+        right-hand side of the equality), and for it:
+
+        * the duality gap of the current point at any b is
+          h(b) = sum_i (a_i - lo_i)[G_i + y_i b]_+ + (hi_i - a_i)[G_i + y_i b]_-
+          (objective.py; paper 001 eq. 16 in its corrected per-sample form,
+          notes/seed_001 sec. 2.1), minimised over b at a kink;
+        * ||w(a) - w(a*)|| <= sqrt(h(b)) for w(a) = sum_j a_j y_j phi_j (the
+          primal is 1-strongly convex in w, the dual concave; notes/seed_001
+          sec. 2.2, bias_screening.md Thm 4 at q = 1), hence
+          |G*_i - G_i| <= sqrt(h) ||phi_i|| (paper 001, eqs. 20-21);
+        * b* lies in the counting interval of bias_screening.md Thm 2 /
+          sec. 2.5, with weights hi - lo and C_N shifted by the right-hand
+          side sum_i y_i (a_i - lo_i) (notes/seed_001 sec. 2.3);
+        * margin z_i = G_i + 1 + y_i b (notes/seed_001 sec. 3, eq. 24 with
+          the sign fixed): z*_i > 1 + tau gives a*_i = lo_i, z*_i < 1 - tau
+          gives a*_i = hi_i (paper 001, eqs. 10-14).
+
+        A certified variable already at that bound is frozen (pitfall 6: no
+        other is moved).  Returns the number frozen.
+        """
+        cdef Py_ssize_t m = self.l_var, i, k, found = 0
+        cdef double b = 0.0, gap = 0.0, margin, radius, weight
+        cdef double target = 0.0, score, width, z_lo, z_hi, b_lo = 0.0, b_hi = 0.0
+        cdef double tau = SCREEN_TAU + self.roundoff_tau
+        cdef double[::1] beta_lo = self.scr_a, beta_hi = self.scr_b
+        cdef bint to_lower, to_upper
+        cdef int err
+        cdef double started = _now()
+        if m == 0:
+            return 0
+        self.n_screens += 1
+        # -- h(b) holds for any b; take LIBSVM's estimate b = -rho of the
+        #    movable variables (O(m), near the minimiser once the solve is
+        #    under way)
+        b = -self.calculate_rho_upto(m)
+        for i in range(m):
+            margin = self.G[i] + self.y[i] * b
+            if margin > 0.0:
+                gap += (self.alpha[i] - self.lo[i]) * margin
+            else:
+                gap -= (self.hi[i] - self.alpha[i]) * margin
+        radius = sqrt(fmax(gap, 0.0) + self.roundoff_gap)
+        # -- intercept interval from the score bounds w*'phi_i in
+        #    [s_i - r ||phi_i||, s_i + r ||phi_i||], s_i = y_i (G_i + 1)
+        for i in range(m):
+            score = self.y[i] * (self.G[i] + 1.0)
+            width = radius * sqrt(fmax(self.Q.QD[i], 0.0))
+            beta_lo[i] = self.y[i] - (score + width)
+            beta_hi[i] = self.y[i] - (score - width)
+            target += self.y[i] * (self.alpha[i] - self.lo[i])
+            self.scr_w[i] = self.hi[i] - self.lo[i]
+        weight = self.scr_w[0]
+        for i in range(m):
+            if self.scr_w[i] != weight:
+                weight = -1.0
+                break
+        if weight > 0.0:
+            self.equal_weight_interval(m, weight, target, &b_lo, &b_hi)
+        else:
+            err = _count_interval(beta_lo[:m], beta_hi[:m], self.y[:m], self.scr_w[:m], True,
+                                  target, &b_lo, &b_hi)
+            if err:
+                with gil:
+                    raise MemoryError("screen_gap")
+        # -- certify (flags in beta_lo), then freeze
+        for i in range(m):
+            score = self.y[i] * (self.G[i] + 1.0)
+            width = radius * sqrt(fmax(self.Q.QD[i], 0.0))
+            if self.y[i] > 0:
+                z_lo = score - width + b_lo
+                z_hi = score + width + b_hi
+            else:
+                z_lo = -(score + width) - b_hi
+                z_hi = -(score - width) - b_lo
+            to_lower = z_lo > 1.0 + tau
+            to_upper = z_hi < 1.0 - tau
+            beta_lo[i] = 0.0
+            if to_lower and not to_upper and self.is_lower(i):
+                beta_lo[i] = 1.0
+                self.n_frozen_lower += 1
+                found += 1
+            elif to_upper and not to_lower and self.is_upper(i):
+                beta_lo[i] = 1.0
+                self.n_frozen_upper += 1
+                found += 1
+        self.freeze_flagged(beta_lo, found)
+        if self.n_iter == 0:
+            self.start_frozen_lower = self.n_frozen_lower
+            self.start_frozen_upper = self.n_frozen_upper
+        self.screen_seconds += _now() - started
+        return found
+
+    cdef void equal_weight_interval(self, Py_ssize_t m, double weight, double target,
+                                    double* b_lo, double* b_hi) noexcept nogil:
+        """_rules._count_interval's weighted count (bias_screening.md sec.
+        2.5, C_N shifted by the right-hand side) when every weight is the
+        same: the counts become order statistics, found by quickselect in
+        O(m) instead of two sorts.  Thresholds in scr_a (beta_lo) and scr_b
+        (beta_hi), both permuted.
+
+            b_lo = min{v : #{beta_lo > v} <= K_lo},  K_lo = floor(C_N' / w + eps m)
+                 = the (m - 1 - K_lo)-th smallest beta_lo (-inf if K_lo >= m)
+            b_hi = max{v : #{beta_hi >= v} >= K_hi}, K_hi = ceil(C_N' / w - eps m)
+                 = the (m - K_hi)-th smallest beta_hi (+inf if C_N' <= 0)
+        with C_N' = sum_{y<0} w + target and eps = 1e-12 (COUNT_EPS)."""
+        cdef double c_neg = target, slack = 1e-12 * m
+        cdef Py_ssize_t i, k_lo, k_hi
+        for i in range(m):
+            if self.y[i] < 0:
+                c_neg += weight
+        k_lo = <Py_ssize_t> floor(c_neg / weight + slack)
+        if k_lo >= m:
+            b_lo[0] = -INFINITY
+        else:
+            b_lo[0] = _select(&self.scr_a[0], m, m - 1 - max(k_lo, 0))
+        if c_neg <= 0.0:
+            b_hi[0] = INFINITY
+        else:
+            k_hi = <Py_ssize_t> ceil(c_neg / weight - slack)
+            k_hi = min(max(k_hi, 1), m)
+            b_hi[0] = _select(&self.scr_b[0], m, m - k_hi)
+
+    cdef double calculate_rho_upto(self, Py_ssize_t stop) noexcept nogil:
+        """calculate_rho over positions < stop."""
+        cdef Py_ssize_t saved = self.l
+        cdef double rho
+        self.l = stop
+        rho = self.calculate_rho()
+        self.l = saved
+        return rho
+
+    cdef int freeze_flagged(self, double[::1] flag, Py_ssize_t count) except -1 nogil:
+        """Freeze the ``count`` positions < l_var with flag != 0 (needs
+        active_size == l_var): a two-pointer partition, so that a flagged
+        variable already in the tail that becomes the fixed region does not
+        move.  Each swap costs a pass over the cached columns, and a CCCP
+        step mostly freezes the samples the step before froze, which the
+        position order still holds at the tail: few swaps."""
+        cdef Py_ssize_t left = 0, right = self.l_var - 1, n_pairs = 0
+        cdef Py_ssize_t* pairs
+        if count == 0:
+            return 0
+        pairs = <Py_ssize_t*> malloc(2 * count * sizeof(Py_ssize_t))
+        if pairs == NULL:
+            with gil:
+                raise MemoryError("freeze_flagged")
+        while True:
+            while left < right and flag[left] == 0.0:
+                left += 1
+            while right > left and flag[right] != 0.0:
+                right -= 1
+            if left >= right:
+                break
+            # every array but the kernel cache now; the cache below, in one pass
+            self.swap_arrays(left, right)
+            pairs[n_pairs] = left
+            pairs[count + n_pairs] = right
+            n_pairs += 1
+            flag[left], flag[right] = flag[right], flag[left]
+        self.Q.cache.swap_many(pairs, pairs + count, n_pairs)
+        self.n_swaps += n_pairs
+        free(pairs)
+        self.l_var -= count
+        self.active_size = self.l_var
+        self.n_frozen += count
         return 0
 
     cdef int screen_dynamically(self) except -1 nogil:
@@ -689,7 +924,7 @@ cdef class _SMO:
 
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
           double tol=1e-3, bint shrinking=True, max_iter=None, screen_callback=None,
-          screen_every=0):
+          screen_every=0, gap_screening=0):
     """Solve the box QP of this module's docstring.
 
     Parameters
@@ -714,6 +949,15 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         samples certified at their current bound; those are frozen.
     screen_every : int
         Iterations between two calls of ``screen_callback`` (0: never).
+    gap_screening : int
+        0: off.  Otherwise the solver screens by itself (``_SMO.screen_gap``:
+        the gap-safe ball with the intercept count, for a box QP whose Q is
+        s_i s_j K_ij with s = y, the C-SVC shape, and whose margins are
+        G_i + 1 + y_i b, i.e. p = -1 - Q shift as in a CCCP step) at the
+        warm start, every ``gap_screening`` iterations while nothing is
+        shrunk (doubling the wait after a poor yield), and after each full
+        gradient rebuild.  Certified variables at their bound are frozen;
+        ``result.frozen`` lists them.  Needs ``y``.
 
     Returns
     -------
@@ -734,6 +978,21 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.screen_callback = screen_callback
     s.screen_every = screen_every if screen_callback is not None else 0
     s.n_frozen = 0
+    s.work_select = 0
+    s.work_reconstruct = 0
+    s.work_gbar = 0
+    if gap_screening and y is None:
+        raise ValueError("gap_screening needs the equality (y)")
+    s.gap_period = int(gap_screening)
+    s.whole_gradient = False
+    s.n_screens = 0
+    s.n_swaps = 0
+    s.screen_seconds = 0.0
+    s.n_frozen_lower = s.n_frozen_upper = 0
+    s.start_frozen_lower = s.start_frozen_upper = 0
+    s.scr_a = np.empty(n)
+    s.scr_b = np.empty(n)
+    s.scr_w = np.empty(n)
     order = np.asarray(perm)
     s.p = np.array(p, dtype=np.float64)[order]
     s.lo = np.array(lo, dtype=np.float64)[order]
@@ -755,6 +1014,14 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     is_fixed = (fixed_mask[order] | (np.asarray(s.hi) <= np.asarray(s.lo))).astype(np.int8)
     for pos in range(n):
         s.update_status(pos)
+    if s.gap_period > 0:
+        # Round-off allowances of the gap and of the margins, as
+        # screening._quadratic_roundoff / _margin_roundoff with
+        # sum_i max(|lo_i|, |hi_i|) >= ||a||_1 (and >= ||mu||_1 in a CCCP step).
+        size = float(np.maximum(np.abs(np.asarray(s.lo)), np.abs(np.asarray(s.hi))).sum())
+        kmax = float(np.max(np.abs(np.asarray(Q.QD)))) if n else 0.0
+        s.roundoff_gap = 1e-15 * kmax * (2.0 * size) ** 2
+        s.roundoff_tau = 1e-15 * (1.0 + kmax * 4.0 * size)
 
     with nogil:
         # Fixed variables go to the end, behind every movable one.
@@ -786,6 +1053,16 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
                          float(s.violation))
     result.max_iter = int(s.max_iter)
+    result.work_select = int(s.work_select)
+    result.work_reconstruct = int(s.work_reconstruct)
+    result.work_gbar = int(s.work_gbar)
+    result.n_screens = int(s.n_screens)
+    result.n_swaps = int(s.n_swaps)
+    result.screen_seconds = float(s.screen_seconds)
+    result.frozen_lower = int(s.n_frozen_lower)
+    result.frozen_upper = int(s.n_frozen_upper)
+    result.start_frozen_lower = int(s.start_frozen_lower)
+    result.start_frozen_upper = int(s.start_frozen_upper)
     result.frozen = np.zeros(n, dtype=bool)
     result.frozen[order[s.l_var:]] = True
     result.frozen &= ~fixed_mask
