@@ -1,8 +1,8 @@
-# Routines of _rules.pyx shared with the solver's in-loop screening.
+# The rule of _rules.pyx that the solver runs in its loop (gap-safe screening
+# of its movable variables).
 
-cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
-                         const double[::1] y, const double[::1] weight,
-                         bint weighted, double target, double* b_lo,
-                         double* b_hi) noexcept nogil
-
-cdef double _select(double* work, Py_ssize_t n, Py_ssize_t k) noexcept nogil
+cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
+                                const double[::1] alpha, const double[::1] lo,
+                                const double[::1] hi, const double[::1] QD,
+                                Py_ssize_t m, double b, double tau, double roundoff,
+                                signed char[::1] flag) noexcept nogil

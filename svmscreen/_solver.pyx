@@ -36,19 +36,16 @@ sit at a bound, and Q matches the data.
 import numpy as np
 
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY, ceil, fabs, floor, fmax, sqrt
+from libc.math cimport INFINITY, fabs
 from libc.stdlib cimport free, malloc, qsort
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from svmscreen._cache cimport ColumnCache
 from svmscreen._kernels cimport Kernel
-from svmscreen._rules cimport _count_interval, _select
+from svmscreen._rules cimport _gap_safe_flags
 
 cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curvature
 cdef double SNAP = 1e-12               # relative distance at which a_i is at its bound
-
-# Safety margin of the in-loop gap rule's strict tests (as screening.DEFAULT_TAU).
-cdef double SCREEN_TAU = 1e-9
 
 
 cdef inline double _now() noexcept nogil:
@@ -195,7 +192,7 @@ cdef class _SMO:
     cdef Py_ssize_t l              # all variables, fixed ones included
     cdef Py_ssize_t l_var          # variables that may move: positions < l_var
     cdef Py_ssize_t active_size
-    cdef double[::1] alpha, G, G_bar, p, lo, hi, y, scr_w
+    cdef double[::1] alpha, G, G_bar, p, lo, hi, y
     cdef signed char[::1] status
     cdef bint has_equality, shrinking, unshrink
     cdef double eps
@@ -211,8 +208,8 @@ cdef class _SMO:
     # In-loop gap-safe screening (screen_gap)
     cdef long long gap_period        # base iterations between two rule evaluations
     cdef bint whole_gradient         # G was just rebuilt on all movable variables
-    cdef double roundoff_gap, roundoff_tau
-    cdef double[::1] scr_a, scr_b    # work arrays of length l
+    cdef double gap_tau, gap_roundoff  # the rule's margin and radius^2 allowances
+    cdef signed char[::1] gap_flag   # the rule's output, length l
     cdef long long n_screens
     cdef long long n_swaps
     cdef double screen_seconds
@@ -686,132 +683,40 @@ cdef class _SMO:
         return 0
 
     cdef Py_ssize_t screen_gap(self) except -1 nogil:
-        """Gap-safe screening of the movable variables, in the loop.
-
-        Needs G whole on positions < l_var.  Frozen variables are correctly
-        fixed (by induction), so the movable ones form a box QP of the same
-        shape (paper 001, eq. 15, with the fixed values in p and in the
-        right-hand side of the equality), and for it:
-
-        * the duality gap of the current point at any b is
-          h(b) = sum_i (a_i - lo_i)[G_i + y_i b]_+ + (hi_i - a_i)[G_i + y_i b]_-
-          (objective.py; paper 001 eq. 16 in its corrected per-sample form,
-          notes/seed_001 sec. 2.1), minimised over b at a kink;
-        * ||w(a) - w(a*)|| <= sqrt(h(b)) for w(a) = sum_j a_j y_j phi_j (the
-          primal is 1-strongly convex in w, the dual concave; notes/seed_001
-          sec. 2.2, bias_screening.md Thm 4 at q = 1), hence
-          |G*_i - G_i| <= sqrt(h) ||phi_i|| (paper 001, eqs. 20-21);
-        * b* lies in the counting interval of bias_screening.md Thm 2 /
-          sec. 2.5, with weights hi - lo and C_N shifted by the right-hand
-          side sum_i y_i (a_i - lo_i) (notes/seed_001 sec. 2.3);
-        * margin z_i = G_i + 1 + y_i b (notes/seed_001 sec. 3, eq. 24 with
-          the sign fixed): z*_i > 1 + tau gives a*_i = lo_i, z*_i < 1 - tau
-          gives a*_i = hi_i (paper 001, eqs. 10-14).
-
-        A certified variable already at that bound is frozen (pitfall 6: no
-        other is moved).  Returns the number frozen.
-        """
-        cdef Py_ssize_t m = self.l_var, i, k, found = 0
-        cdef double b = 0.0, gap = 0.0, margin, radius, weight
-        cdef double target = 0.0, score, width, z_lo, z_hi, b_lo = 0.0, b_hi = 0.0
-        cdef double tau = SCREEN_TAU + self.roundoff_tau
-        cdef double[::1] beta_lo = self.scr_a, beta_hi = self.scr_b
-        cdef bint to_lower, to_upper
-        cdef int err
+        """Gap-safe screening of the movable variables, in the loop (needs
+        G whole on positions < l_var).  The rule is _rules._gap_safe_flags
+        (frozen variables are correctly fixed, by induction, so the movable
+        ones form a box QP of the shape it needs); its intercept is LIBSVM's
+        estimate b = -rho of the movable variables (any b is valid, this
+        one is near the gap's minimiser once the solve is under way).  A
+        certified variable already at that bound is frozen (pitfall 6: no
+        other is moved).  Returns the number frozen."""
+        cdef Py_ssize_t m = self.l_var, i, found = 0
+        cdef signed char[::1] flag = self.gap_flag
         cdef double started = _now()
         if m == 0:
             return 0
         self.n_screens += 1
-        # -- h(b) holds for any b; take LIBSVM's estimate b = -rho of the
-        #    movable variables (O(m), near the minimiser once the solve is
-        #    under way)
-        b = -self.calculate_rho_upto(m)
+        if _gap_safe_flags(self.G, self.y, self.alpha, self.lo, self.hi, self.Q.QD, m,
+                           -self.calculate_rho_upto(m), self.gap_tau, self.gap_roundoff,
+                           flag) < 0:
+            with gil:
+                raise MemoryError("screen_gap")
         for i in range(m):
-            margin = self.G[i] + self.y[i] * b
-            if margin > 0.0:
-                gap += (self.alpha[i] - self.lo[i]) * margin
-            else:
-                gap -= (self.hi[i] - self.alpha[i]) * margin
-        radius = sqrt(fmax(gap, 0.0) + self.roundoff_gap)
-        # -- intercept interval from the score bounds w*'phi_i in
-        #    [s_i - r ||phi_i||, s_i + r ||phi_i||], s_i = y_i (G_i + 1)
-        for i in range(m):
-            score = self.y[i] * (self.G[i] + 1.0)
-            width = radius * sqrt(fmax(self.Q.QD[i], 0.0))
-            beta_lo[i] = self.y[i] - (score + width)
-            beta_hi[i] = self.y[i] - (score - width)
-            target += self.y[i] * (self.alpha[i] - self.lo[i])
-            self.scr_w[i] = self.hi[i] - self.lo[i]
-        weight = self.scr_w[0]
-        for i in range(m):
-            if self.scr_w[i] != weight:
-                weight = -1.0
-                break
-        if weight > 0.0:
-            self.equal_weight_interval(m, weight, target, &b_lo, &b_hi)
-        else:
-            err = _count_interval(beta_lo[:m], beta_hi[:m], self.y[:m], self.scr_w[:m], True,
-                                  target, &b_lo, &b_hi)
-            if err:
-                with gil:
-                    raise MemoryError("screen_gap")
-        # -- certify (flags in beta_lo), then freeze
-        for i in range(m):
-            score = self.y[i] * (self.G[i] + 1.0)
-            width = radius * sqrt(fmax(self.Q.QD[i], 0.0))
-            if self.y[i] > 0:
-                z_lo = score - width + b_lo
-                z_hi = score + width + b_hi
-            else:
-                z_lo = -(score + width) - b_hi
-                z_hi = -(score - width) - b_lo
-            to_lower = z_lo > 1.0 + tau
-            to_upper = z_hi < 1.0 - tau
-            beta_lo[i] = 0.0
-            if to_lower and not to_upper and self.is_lower(i):
-                beta_lo[i] = 1.0
+            if flag[i] < 0 and self.is_lower(i):
                 self.n_frozen_lower += 1
                 found += 1
-            elif to_upper and not to_lower and self.is_upper(i):
-                beta_lo[i] = 1.0
+            elif flag[i] > 0 and self.is_upper(i):
                 self.n_frozen_upper += 1
                 found += 1
-        self.freeze_flagged(beta_lo, found)
+            else:
+                flag[i] = 0
+        self.freeze_flagged(flag, found)
         if self.n_iter == 0:
             self.start_frozen_lower = self.n_frozen_lower
             self.start_frozen_upper = self.n_frozen_upper
         self.screen_seconds += _now() - started
         return found
-
-    cdef void equal_weight_interval(self, Py_ssize_t m, double weight, double target,
-                                    double* b_lo, double* b_hi) noexcept nogil:
-        """_rules._count_interval's weighted count (bias_screening.md sec.
-        2.5, C_N shifted by the right-hand side) when every weight is the
-        same: the counts become order statistics, found by quickselect in
-        O(m) instead of two sorts.  Thresholds in scr_a (beta_lo) and scr_b
-        (beta_hi), both permuted.
-
-            b_lo = min{v : #{beta_lo > v} <= K_lo},  K_lo = floor(C_N' / w + eps m)
-                 = the (m - 1 - K_lo)-th smallest beta_lo (-inf if K_lo >= m)
-            b_hi = max{v : #{beta_hi >= v} >= K_hi}, K_hi = ceil(C_N' / w - eps m)
-                 = the (m - K_hi)-th smallest beta_hi (+inf if C_N' <= 0)
-        with C_N' = sum_{y<0} w + target and eps = 1e-12 (COUNT_EPS)."""
-        cdef double c_neg = target, slack = 1e-12 * m
-        cdef Py_ssize_t i, k_lo, k_hi
-        for i in range(m):
-            if self.y[i] < 0:
-                c_neg += weight
-        k_lo = <Py_ssize_t> floor(c_neg / weight + slack)
-        if k_lo >= m:
-            b_lo[0] = -INFINITY
-        else:
-            b_lo[0] = _select(&self.scr_a[0], m, m - 1 - max(k_lo, 0))
-        if c_neg <= 0.0:
-            b_hi[0] = INFINITY
-        else:
-            k_hi = <Py_ssize_t> ceil(c_neg / weight - slack)
-            k_hi = min(max(k_hi, 1), m)
-            b_hi[0] = _select(&self.scr_b[0], m, m - k_hi)
 
     cdef double calculate_rho_upto(self, Py_ssize_t stop) noexcept nogil:
         """calculate_rho over positions < stop."""
@@ -822,7 +727,7 @@ cdef class _SMO:
         self.l = saved
         return rho
 
-    cdef int freeze_flagged(self, double[::1] flag, Py_ssize_t count) except -1 nogil:
+    cdef int freeze_flagged(self, signed char[::1] flag, Py_ssize_t count) except -1 nogil:
         """Freeze the ``count`` positions < l_var with flag != 0 (needs
         active_size == l_var): a two-pointer partition, so that a flagged
         variable already in the tail that becomes the fixed region does not
@@ -838,9 +743,9 @@ cdef class _SMO:
             with gil:
                 raise MemoryError("freeze_flagged")
         while True:
-            while left < right and flag[left] == 0.0:
+            while left < right and flag[left] == 0:
                 left += 1
-            while right > left and flag[right] != 0.0:
+            while right > left and flag[right] != 0:
                 right -= 1
             if left >= right:
                 break
@@ -924,7 +829,7 @@ cdef class _SMO:
 
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
           double tol=1e-3, bint shrinking=True, max_iter=None, screen_callback=None,
-          screen_every=0, gap_screening=0):
+          screen_every=0, gap_screening=0, gap_tau=None, gap_roundoff=None):
     """Solve the box QP of this module's docstring.
 
     Parameters
@@ -950,14 +855,19 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     screen_every : int
         Iterations between two calls of ``screen_callback`` (0: never).
     gap_screening : int
-        0: off.  Otherwise the solver screens by itself (``_SMO.screen_gap``:
+        0: off.  Otherwise the solver screens by itself (``_rules._gap_safe_flags``:
         the gap-safe ball with the intercept count, for a box QP whose Q is
         s_i s_j K_ij with s = y, the C-SVC shape, and whose margins are
         G_i + 1 + y_i b, i.e. p = -1 - Q shift as in a CCCP step) at the
         warm start, every ``gap_screening`` iterations while nothing is
         shrunk (doubling the wait after a poor yield), and after each full
         gradient rebuild.  Certified variables at their bound are frozen;
-        ``result.frozen`` lists them.  Needs ``y``.
+        ``result.frozen`` lists them.  Needs ``y``, ``gap_tau`` and
+        ``gap_roundoff``.
+    gap_tau, gap_roundoff : float
+        The gap rule's safety margin (round-off included) and the round-off
+        allowance added to its squared radius, for the caller's problem:
+        ``screening.gap_rule_allowances``.
 
     Returns
     -------
@@ -983,6 +893,9 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.work_gbar = 0
     if gap_screening and y is None:
         raise ValueError("gap_screening needs the equality (y)")
+    if gap_screening and (gap_tau is None or gap_roundoff is None):
+        raise ValueError("gap_screening needs gap_tau and gap_roundoff "
+                         "(screening.gap_rule_allowances)")
     s.gap_period = int(gap_screening)
     s.whole_gradient = False
     s.n_screens = 0
@@ -990,9 +903,10 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.screen_seconds = 0.0
     s.n_frozen_lower = s.n_frozen_upper = 0
     s.start_frozen_lower = s.start_frozen_upper = 0
-    s.scr_a = np.empty(n)
-    s.scr_b = np.empty(n)
-    s.scr_w = np.empty(n)
+    if gap_screening:
+        s.gap_tau = gap_tau
+        s.gap_roundoff = gap_roundoff
+        s.gap_flag = np.zeros(n, dtype=np.int8)
     order = np.asarray(perm)
     s.p = np.array(p, dtype=np.float64)[order]
     s.lo = np.array(lo, dtype=np.float64)[order]
@@ -1014,15 +928,6 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     is_fixed = (fixed_mask[order] | (np.asarray(s.hi) <= np.asarray(s.lo))).astype(np.int8)
     for pos in range(n):
         s.update_status(pos)
-    if s.gap_period > 0:
-        # Round-off allowances of the gap and of the margins, as
-        # screening._quadratic_roundoff / _margin_roundoff with
-        # sum_i max(|lo_i|, |hi_i|) >= ||a||_1 (and >= ||mu||_1 in a CCCP step).
-        size = float(np.maximum(np.abs(np.asarray(s.lo)), np.abs(np.asarray(s.hi))).sum())
-        kmax = float(np.max(np.abs(np.asarray(Q.QD)))) if n else 0.0
-        s.roundoff_gap = 1e-15 * kmax * (2.0 * size) ** 2
-        s.roundoff_tau = 1e-15 * (1.0 + kmax * 4.0 * size)
-
     with nogil:
         # Fixed variables go to the end, behind every movable one.
         last = n

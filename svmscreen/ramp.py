@@ -30,6 +30,7 @@ from svmscreen.objective import gap_at
 from svmscreen.path import (_Problem, centre_sample, check_C_grid, make_screening,
                             repair_equality, run_path)
 from svmscreen.reduced import solve_reduced
+from svmscreen.screening import gap_rule_allowances
 
 
 def ramp_loss(z, s):
@@ -110,7 +111,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
     q_mu = np.zeros(n)
     for step in range(max_outer):
         p = base_p - q_mu
-        # Screening runs inside the solver (_SMO.screen_gap): Rule A of
+        # Screening runs inside the solver (_rules._gap_safe_flags): Rule A of
         # paper 001 (eqs. 20-21), made safe for the intercept by the count,
         # first at the repaired warm start (the propagation of paper 001
         # sec. 4, in the form notes/seed_001 sec. 2.5 shows dominates eqs.
@@ -119,7 +120,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         solve_start = time.perf_counter()
         result, put_back = solve_reduced(
             Q, p, lo, C_i, beta, y=y, grad0=grad, tol=tol, shrinking=shrinking,
-            max_iter=max_iter, gap_screening=screening.period if screening else 0)
+            max_iter=max_iter, **(screening.solver_options(C_i, mu) if screening else {}))
         solve_seconds = time.perf_counter() - solve_start
         screened = (result.start_frozen_lower, result.start_frozen_upper)
         screen_seconds = result.screen_seconds
@@ -298,7 +299,7 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
 
 class _RampScreening:
     """Safe screening for the CCCP steps, run by the solver itself
-    (``_SMO.screen_gap``): the gap-safe ball around the current feasible
+    (``_rules._gap_safe_flags``): the gap-safe ball around the current feasible
     point with the intercept count for y'beta = y'mu.  The paper's own rule
     trusts the solver's current b and screens wrongly (notes seed_001
     §2.3); this one never reuses a b.
@@ -311,6 +312,14 @@ class _RampScreening:
 
     def __init__(self, problem, period=None):
         self.period = int(period) if period else max(50, problem.n // 20)
+        self.kernel_max = float(np.max(np.abs(problem.Q.diagonal()))) if problem.n else 0.0
+
+    def solver_options(self, C_i, mu):
+        """``solve``'s keywords for the CCCP step at outlier weights mu:
+        the rule's round-off allowances hold for the whole solve, as
+        ||beta||_1 <= sum_i C_i there (coef = beta - mu)."""
+        return dict(gap_screening=self.period,
+                    **gap_rule_allowances(self.kernel_max, float(C_i.sum() + mu.sum()), C_i))
 
 
 def make_ramp_screening(screening, problem):

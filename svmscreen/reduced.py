@@ -68,7 +68,7 @@ def kkt_violators(alpha, grad, lo, hi, y, fixed, tol):
 
 def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1e-3,
                   shrinking=True, max_iter=None, screen_callback=None, screen_every=0,
-                  gap_screening=0):
+                  gap_screening=0, gap_tau=None, gap_roundoff=None):
     """``solve`` with screened variables fixed, then checked.
 
     Parameters are those of ``svmscreen._solver.solve``; every fixed variable
@@ -87,7 +87,8 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
     fixed = np.zeros(len(alpha0), dtype=bool) if fixed is None else np.array(fixed, dtype=bool)
     result = solve(Q, p, lo, hi, alpha0, y=y, fixed=fixed, grad0=grad0, tol=tol,
                    shrinking=shrinking, max_iter=max_iter, screen_callback=screen_callback,
-                   screen_every=screen_every, gap_screening=gap_screening)
+                   screen_every=screen_every, gap_screening=gap_screening, gap_tau=gap_tau,
+                   gap_roundoff=gap_roundoff)
     n_iter = result.n_iter
     work = [result.work_select, result.work_reconstruct, result.work_gbar]
     n_frozen = int(result.frozen.sum())

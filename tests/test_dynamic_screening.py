@@ -14,7 +14,7 @@ from svmscreen._kernels import Kernel
 from svmscreen._solver import QMatrix
 from svmscreen.path import repair_equality
 from svmscreen.reduced import solve_reduced
-from svmscreen.screening import ScreeningData, screen_dynamic
+from svmscreen.screening import ScreeningData, gap_rule_allowances, screen_dynamic
 
 
 def problem(n, seed, kernel, gamma=0.5, flip=0.15):
@@ -108,7 +108,7 @@ def test_cccp_screening_on_real_data():
     assert safe.put_back.sum() == 0 and safe.frozen.sum() > 0
 
 
-# --- the solver's own gap-safe screening (_SMO.screen_gap) -------------------
+# --- the solver's own gap-safe screening (_rules._gap_safe_flags) ------------
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 100_000), kernel=st.sampled_from(["linear", "rbf"]),
@@ -135,8 +135,10 @@ def test_in_solver_gap_screening_never_freezes_wrongly(seed, kernel, C, outliers
     qm = QMatrix(Kernel(X, kernel, 0.5, 0.0, 3), y, 100.0)
     plain, _ = solve_reduced(qm, p, np.zeros(n), hi, start, y=y, tol=1e-10,
                              shrinking=shrinking)
-    screened, put_back = solve_reduced(qm, p, np.zeros(n), hi, start, y=y, tol=1e-10,
-                                       shrinking=shrinking, gap_screening=period)
+    screened, put_back = solve_reduced(
+        qm, p, np.zeros(n), hi, start, y=y, tol=1e-10, shrinking=shrinking,
+        gap_screening=period,
+        **gap_rule_allowances(float(np.max(np.diag(K))), hi.sum() + mu.sum(), hi))
     frozen = screened.frozen
     assert put_back == 0
     at_lower = frozen & (screened.alpha <= 0)
@@ -154,6 +156,10 @@ def test_in_solver_gap_screening_needs_the_equality():
     qm = QMatrix(Kernel(X, "rbf", 0.5, 0.0, 3), y, 100.0)
     with pytest.raises(ValueError, match="gap_screening"):
         solve(qm, -np.ones(10), np.zeros(10), np.ones(10), np.zeros(10), gap_screening=10)
+    # ... and the round-off allowances of the caller's problem
+    with pytest.raises(ValueError, match="gap_rule_allowances"):
+        solve(qm, -np.ones(10), np.zeros(10), np.ones(10), np.zeros(10), y=y,
+              gap_screening=10)
 
 
 @pytest.mark.parametrize("cache_size", [100.0, 0.02])
