@@ -100,6 +100,7 @@ cdef class QMatrix:
             with gil:
                 raise MemoryError("kernel cache: out of memory")
         if start < length:
+            self.kernel_evals += length - start
             self.kernel.column(self.perm[i], &self.perm[start], length - start,
                                data + start)
             s_i = self.sign[i]

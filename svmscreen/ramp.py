@@ -63,6 +63,10 @@ class RampResult:
         warm start, samples frozen by screening during the solve, samples
         put back (0 when the rules are right), SMO iterations.
     screen_seconds, solve_seconds : ndarray
+    work_select, work_reconstruct, work_gbar, n_screens, kernel_evals, n_swaps : ndarray of int
+        Per step, diagnostics of the solve: the solver's work counters
+        (``SolveResult``), rule evaluations, kernel values computed, position
+        swaps (each reorders the cached kernel columns).
     mu : ndarray
         The final outlier weights.
     outlier_history : list of ndarray
@@ -76,7 +80,8 @@ class RampResult:
         self.outlier_history = [step["outliers"] for step in trace]
         for name in ("objective", "n_outliers", "screened_zero", "screened_bound", "frozen",
                      "put_back", "n_iter", "screen_seconds", "solve_seconds",
-                     "work_select", "work_reconstruct", "work_gbar", "n_screens"):
+                     "work_select", "work_reconstruct", "work_gbar", "n_screens",
+                     "kernel_evals", "n_swaps"):
             setattr(self, name, np.array([step[name] for step in trace]))
         self.n_outer = len(trace)
 
@@ -118,6 +123,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         # 26-27), then during the solve; only samples already at their
         # certified bound are frozen (pitfall 6).
         solve_start = time.perf_counter()
+        kernel_evals = Q.kernel_evals
         result, put_back = solve_reduced(
             Q, p, lo, C_i, beta, y=y, grad0=grad, tol=tol, shrinking=shrinking,
             max_iter=max_iter, **(screening.solver_options(C_i, mu) if screening else {}))
@@ -144,6 +150,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                           work_select=result.work_select,
                           work_reconstruct=result.work_reconstruct,
                           work_gbar=result.work_gbar,
+                          kernel_evals=Q.kernel_evals - kernel_evals,
+                          n_swaps=result.n_swaps,
                           screen_seconds=screen_seconds, solve_seconds=solve_seconds))
         # Descent holds up to the inner problem's own duality gap
         # (notes/seed_001 §6, pitfall 12): J_{k+1} <= J_k + gap_{k+1}, the gap
