@@ -660,9 +660,14 @@ cdef class _SMO:
                 if self.active_size < self.l_var:
                     self.reconstruct_gradient(self.l_var)
                     self.active_size = self.l_var
-                    if self.gap_period > 0:
-                        self.screen_gap()
                 if self.select(&i, &j) != 0:
+                    return 0
+                # Not optimal after all: screen now that G is whole.  Not
+                # before this check: at the end of the solve, what it froze
+                # would be wasted swaps, and the final rebuild of the fixed
+                # variables' gradient would repeat the one just done.
+                if (self.gap_period > 0 and self.screen_gap() > 0
+                        and self.select(&i, &j) != 0):
                     return 0
                 counter = 1  # shrink at the next iteration
             self.n_iter += 1
