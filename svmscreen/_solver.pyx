@@ -625,23 +625,14 @@ cdef class _SMO:
         cdef long long next_gap = 0, period = self.gap_period
         cdef Py_ssize_t before, found
         while self.n_iter < self.max_iter:
-            counter -= 1
-            if counter == 0:
-                counter = min(self.l, 1000)
-                if self.shrinking:
-                    self.do_shrinking()
-                with gil:
-                    if PyErr_CheckSignals() != 0:
-                        return -1
-                if (self.screen_every > 0 and self.n_iter > 0
-                        and self.n_iter >= next_screen):
-                    next_screen = self.n_iter + self.screen_every
-                    self.screen_dynamically()
             # Gap-safe screening needs G on every movable variable: at the
             # warm start, on a schedule while nothing is shrunk, and right
             # after shrinking's one un-shrink (the gap is small there, so it
             # screens most, and what it freezes skips the full-size
-            # iterations that follow).
+            # iterations that follow).  Before shrinking's turn: a screen
+            # due at the same iteration would otherwise never run (with
+            # n >= 10,000 the doubled period met the first shrink at
+            # iteration 1000, and nothing was screened after the warm start).
             if (self.gap_period > 0 and self.active_size == self.l_var
                     and (self.n_iter >= next_gap or self.whole_gradient)):
                 self.whole_gradient = False
@@ -654,6 +645,18 @@ cdef class _SMO:
                 else:
                     period = self.gap_period
                 next_gap = self.n_iter + period
+            counter -= 1
+            if counter == 0:
+                counter = min(self.l, 1000)
+                if self.shrinking:
+                    self.do_shrinking()
+                with gil:
+                    if PyErr_CheckSignals() != 0:
+                        return -1
+                if (self.screen_every > 0 and self.n_iter > 0
+                        and self.n_iter >= next_screen):
+                    next_screen = self.n_iter + self.screen_every
+                    self.screen_dynamically()
             if self.select(&i, &j) != 0:
                 # Optimal on the active set: rebuild the whole gradient and
                 # check again (svm.cpp Solve, the "*" step).
