@@ -58,7 +58,8 @@ def main():
         args.datasets, args.rows, args.gammas, args.Cs = ["letter"], 500, [0.5], [1.0]
     ratios = []
     print(f"{'data':<8} {'gamma':>6} {'C':>6} {'outer':>5} | "
-          + " ".join(f"{arm:>13}" for arm in ARMS) + " | screen+shrink / shrink | frozen")
+          + " ".join(f"{arm:>13}" for arm in ARMS)
+          + " | screen+shrink / shrink | frozen | select work ss/shrink")
     for name in args.datasets:
         X, y = dataset(name, args.rows)
         for gamma, C in itertools.product(args.gammas, args.Cs):
@@ -84,10 +85,12 @@ def main():
                 assert result.put_back.sum() == 0 or screening is None
             ratio = times["shrink+screen"] / times["shrink"]
             ratios.append(ratio)
-            frozen = results["shrink+screen"].frozen.sum()
+            ss = results["shrink+screen"]
+            frozen = ss.frozen.sum() + ss.screened_zero.sum() + ss.screened_bound.sum()
+            work = ss.work_select.sum() / max(results["shrink"].work_select.sum(), 1)
             print(f"{name:<8} {gamma:>6g} {C:>6g} {plain.n_outer:>5} | "
                   + " ".join(f"{times[arm]:>12.3f}s" for arm in ARMS)
-                  + f" | {ratio:>22.2f} | {frozen}", flush=True)
+                  + f" | {ratio:>22.2f} | {frozen:>6} | {work:.2f}", flush=True)
     geo = float(np.exp(np.mean(np.log(ratios))))
     print(f"\ngeometric mean of (shrink+screen) / shrink: {geo:.2f} (target <= 0.6)")
 

@@ -127,3 +127,55 @@ cdef class ColumnCache:
                     h.length = 0
                     h = h.prev
             h = h.next
+
+    cdef void swap_many(self, const Py_ssize_t* first, const Py_ssize_t* second,
+                        Py_ssize_t count) noexcept nogil:
+        """``swap_index(first[k], second[k])`` for k = 0..count-1, in that
+        order, with one pass over the cached columns instead of one per
+        swap: each column applies all the swaps to its own entries while it
+        is hot in the CPU cache (a column that covers the lower position of
+        a pair but not the higher one is given up, as in swap_index)."""
+        cdef CacheEntry* h
+        cdef CacheEntry* next_h
+        cdef CacheEntry tmp
+        cdef Py_ssize_t k, i, j
+        cdef double t
+        for k in range(count):
+            i = first[k]
+            j = second[k]
+            if i == j:
+                continue
+            if self.entries[i].length:
+                lru_delete(&self.entries[i])
+            if self.entries[j].length:
+                lru_delete(&self.entries[j])
+            tmp.data = self.entries[i].data
+            tmp.length = self.entries[i].length
+            self.entries[i].data = self.entries[j].data
+            self.entries[i].length = self.entries[j].length
+            self.entries[j].data = tmp.data
+            self.entries[j].length = tmp.length
+            if self.entries[i].length:
+                self.lru_insert(&self.entries[i])
+            if self.entries[j].length:
+                self.lru_insert(&self.entries[j])
+        h = self.lru_head.next
+        while h != &self.lru_head:
+            next_h = h.next
+            for k in range(count):
+                i = first[k]
+                j = second[k]
+                if i > j:
+                    i, j = j, i
+                if h.length > j:
+                    t = h.data[i]
+                    h.data[i] = h.data[j]
+                    h.data[j] = t
+                elif h.length > i:
+                    lru_delete(h)
+                    free(h.data)
+                    self.free_space += h.length
+                    h.data = NULL
+                    h.length = 0
+                    break
+            h = next_h

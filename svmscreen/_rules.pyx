@@ -27,7 +27,7 @@ reference.  No Python objects inside the nogil blocks.
 """
 import numpy as np
 
-from libc.math cimport sqrt, fabs, fmax, fmin, INFINITY
+from libc.math cimport ceil, floor, sqrt, fabs, fmax, fmin, INFINITY
 from libc.stdlib cimport malloc, free, qsort
 
 from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
@@ -98,7 +98,7 @@ cdef int _cmp_weighted(const void* a, const void* b) noexcept nogil:
     return (va > vb) - (va < vb)
 
 
-cdef void _sort_with_suffix(const double[::1] values, const double[::1] weight,
+cdef void _sort_with_suffix(const double* values, const double* weight,
                             Py_ssize_t n, WeightedValue* pairs,
                             double* suffix) noexcept nogil:
     """(value, weight) pairs sorted by value, and suffix[k] = the weight of
@@ -113,8 +113,8 @@ cdef void _sort_with_suffix(const double[::1] values, const double[::1] weight,
         suffix[i] = suffix[i + 1] + pairs[i].weight
 
 
-cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
-                         const double[::1] y, const double[::1] weight,
+cdef int _count_interval(const double* beta_lo, const double* beta_hi,
+                         const double* y, const double* weight, Py_ssize_t n,
                          bint weighted, double target, double* b_lo,
                          double* b_hi) noexcept nogil:
     """Safe interval for b* from per-sample threshold intervals.
@@ -133,7 +133,7 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
     C_N + target, so C_N becomes C_N + target; the count then always runs
     weighted (target is a sum of C_i, not a number of samples).
     """
-    cdef Py_ssize_t n = y.shape[0], i, k, start, n_pos = 0
+    cdef Py_ssize_t i, k, start, n_pos = 0
     cdef double total = 0.0, c_neg = 0.0, tail
     cdef double* work
     cdef WeightedValue* pairs
@@ -208,6 +208,137 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
 
 
 # ---------------------------------------------------------------------------
+# gap-safe rule on a solver's movable variables (called by _solver, in its loop)
+# ---------------------------------------------------------------------------
+
+cdef void _equal_weight_interval(double* beta_lo, double* beta_hi,
+                                 const double[::1] y, Py_ssize_t m, double weight,
+                                 double target, double* b_lo, double* b_hi) noexcept nogil:
+    """_count_interval's weighted count (bias_screening.md sec. 2.5, C_N
+    shifted by the right-hand side) when every weight is the same: the
+    counts become order statistics, found by quickselect in O(m) instead of
+    two sorts (permutes beta_lo and beta_hi).
+
+        b_lo = min{v : #{beta_lo > v} <= K_lo},  K_lo = floor(C_N' / w + eps m)
+             = the (m - 1 - K_lo)-th smallest beta_lo (-inf if K_lo >= m)
+        b_hi = max{v : #{beta_hi >= v} >= K_hi}, K_hi = ceil(C_N' / w - eps m)
+             = the (m - K_hi)-th smallest beta_hi (+inf if C_N' <= 0)
+    with C_N' = sum_{y<0} w + target and eps = COUNT_EPS."""
+    cdef double c_neg = target, slack = COUNT_EPS * m
+    cdef Py_ssize_t i, k_lo, k_hi
+    for i in range(m):
+        if y[i] < 0:
+            c_neg += weight
+    k_lo = <Py_ssize_t> floor(c_neg / weight + slack)
+    if k_lo >= m:
+        b_lo[0] = -INFINITY
+    else:
+        b_lo[0] = _select(beta_lo, m, m - 1 - max(k_lo, 0))
+    if c_neg <= 0.0:
+        b_hi[0] = INFINITY
+    else:
+        k_hi = <Py_ssize_t> ceil(c_neg / weight - slack)
+        k_hi = min(max(k_hi, 1), m)
+        b_hi[0] = _select(beta_hi, m, m - k_hi)
+
+
+cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
+                                const double[::1] alpha, const double[::1] lo,
+                                const double[::1] hi, const double[::1] QD,
+                                Py_ssize_t m, double b, double tau, double roundoff,
+                                signed char[::1] flag) noexcept nogil:
+    """Gap-safe screening of a C-SVC-shaped box QP at a feasible point,
+    on entries 0..m-1 of the arrays:
+
+        min 1/2 a'Qa + p'a,  lo <= a <= hi,  y'a = const,
+        Q_ij = y_i y_j K_ij (QD = diag K),  margins z_i = G_i + 1 + y_i b,
+
+    i.e. p = -1 - Q shift (a CCCP step of the ramp loss; the SVM at shift
+    0); G = Qa + p.  A solver's movable variables form such a QP when its
+    fixed ones are correctly fixed (paper 001, eq. 15: their values go into
+    p and into the right-hand side of the equality).
+
+    * The duality gap of a at the intercept ``b`` (any b is valid; the
+      solver passes its estimate -rho) is h(b) of objective.py (its module
+      docstring; ``objective.gap_at``), i.e. paper 001 eq. 16 in its
+      corrected per-sample form (notes/seed_001 sec. 2.1).
+    * ||w(a) - w(a*)|| <= sqrt(h(b) + roundoff) for w(a) = sum_j a_j y_j
+      phi_j (the primal is 1-strongly convex in w, the dual concave;
+      notes/seed_001 sec. 2.2, bias_screening.md Thm 4 at q = 1), hence
+      |G*_i - G_i| <= sqrt(h + roundoff) ||phi_i|| (paper 001, eqs. 20-21).
+    * b* lies in the counting interval of bias_screening.md Thm 2 /
+      sec. 2.5 (_count_interval), with weights hi - lo and C_N shifted by
+      the right-hand side sum_i y_i (a_i - lo_i) (notes/seed_001 sec. 2.3).
+    * z*_i > 1 + tau gives a*_i = lo_i, z*_i < 1 - tau gives a*_i = hi_i
+      (paper 001, eqs. 10-14; notes/seed_001 sec. 3, eq. 24 with the sign
+      fixed).
+
+    ``roundoff`` (added to the squared radius) and the round-off share of
+    ``tau`` come from screening.gap_rule_allowances.  Writes flag[i] = -1
+    (certified at lo_i), +1 (at hi_i) or 0, and returns the number of
+    non-zero flags, or -1 if out of memory.  Deciding what to freeze is the
+    caller's (pitfall 6: only a variable already at its certified bound).
+    """
+    cdef Py_ssize_t i, found = 0
+    cdef double gap = 0.0, margin, radius, weight, target = 0.0
+    cdef double score, width, z_lo, z_hi, b_lo = 0.0, b_hi = 0.0
+    cdef bint to_lower, to_upper, equal = True
+    cdef double* beta_lo
+    cdef double* beta_hi
+    cdef double* box
+    if m == 0:
+        return 0
+    beta_lo = <double*> malloc(3 * m * sizeof(double))
+    if beta_lo == NULL:
+        return -1
+    beta_hi = beta_lo + m
+    box = beta_lo + 2 * m
+    for i in range(m):
+        margin = G[i] + y[i] * b
+        if margin > 0.0:
+            gap += (alpha[i] - lo[i]) * margin
+        else:
+            gap -= (hi[i] - alpha[i]) * margin
+    radius = sqrt(fmax(gap, 0.0) + roundoff)
+    # intercept interval from the score bounds w*'phi_i in
+    # [s_i - r ||phi_i||, s_i + r ||phi_i||], s_i = y_i (G_i + 1)
+    for i in range(m):
+        score = y[i] * (G[i] + 1.0)
+        width = radius * sqrt(fmax(QD[i], 0.0))
+        beta_lo[i] = y[i] - (score + width)
+        beta_hi[i] = y[i] - (score - width)
+        target += y[i] * (alpha[i] - lo[i])
+        box[i] = hi[i] - lo[i]
+        if box[i] != box[0]:
+            equal = False
+    if equal and box[0] > 0.0:
+        _equal_weight_interval(beta_lo, beta_hi, y, m, box[0], target, &b_lo, &b_hi)
+    elif _count_interval(beta_lo, beta_hi, &y[0], box, m, True, target, &b_lo, &b_hi):
+        free(beta_lo)
+        return -1
+    for i in range(m):
+        score = y[i] * (G[i] + 1.0)
+        width = radius * sqrt(fmax(QD[i], 0.0))
+        if y[i] > 0:
+            z_lo = score - width + b_lo
+            z_hi = score + width + b_hi
+        else:
+            z_lo = -(score + width) - b_hi
+            z_hi = -(score - width) - b_lo
+        to_lower = z_lo > 1.0 + tau
+        to_upper = z_hi < 1.0 - tau
+        flag[i] = 0
+        if to_lower and not to_upper:
+            flag[i] = -1
+            found += 1
+        elif to_upper and not to_lower:
+            flag[i] = 1
+            found += 1
+    free(beta_lo)
+    return found
+
+
+# ---------------------------------------------------------------------------
 # intercept: thresholds -> interval -> margins   (bias_screening.md, sec. 2)
 # ---------------------------------------------------------------------------
 
@@ -234,7 +365,8 @@ def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
         for i in range(n):
             beta_lo[i] = y[i] - score_hi[i]
             beta_hi[i] = y[i] - score_lo[i]
-        err = _count_interval(beta_lo, beta_hi, y, weight, weighted, target, &b_lo, &b_hi)
+        err = _count_interval(&beta_lo[0], &beta_hi[0], &y[0], &weight[0], n, weighted,
+                              target, &b_lo, &b_hi)
     if err:
         raise MemoryError("intercept_interval")
     return b_lo, b_hi

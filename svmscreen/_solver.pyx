@@ -37,12 +37,22 @@ import numpy as np
 
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, fabs
+from libc.stdlib cimport free, malloc, qsort
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from svmscreen._cache cimport ColumnCache
 from svmscreen._kernels cimport Kernel
+from svmscreen._rules cimport _gap_safe_flags
 
 cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curvature
 cdef double SNAP = 1e-12               # relative distance at which a_i is at its bound
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec t
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return t.tv_sec + 1e-9 * t.tv_nsec
+
 
 cdef enum Status:
     LOWER = 0
@@ -90,6 +100,7 @@ cdef class QMatrix:
             with gil:
                 raise MemoryError("kernel cache: out of memory")
         if start < length:
+            self.kernel_evals += length - start
             self.kernel.column(self.perm[i], &self.perm[start], length - start,
                                data + start)
             s_i = self.sign[i]
@@ -191,6 +202,20 @@ cdef class _SMO:
     cdef object screen_callback    # dynamic screening hook, or None
     cdef long long screen_every
     cdef Py_ssize_t n_frozen
+    # Work counters (diagnostics: how much smaller the solve really is)
+    cdef long long work_select       # sum of active_size over selections
+    cdef long long work_reconstruct  # multiply-adds of gradient reconstruction
+    cdef long long work_gbar         # multiply-adds of G_bar updates
+    # In-loop gap-safe screening (screen_gap)
+    cdef long long gap_period        # base iterations between two rule evaluations
+    cdef bint whole_gradient         # G was just rebuilt on all movable variables
+    cdef double gap_tau, gap_roundoff  # the rule's margin and radius^2 allowances
+    cdef signed char[::1] gap_flag   # the rule's output, length l
+    cdef long long n_screens
+    cdef long long n_swaps
+    cdef double screen_seconds
+    cdef Py_ssize_t n_frozen_lower, n_frozen_upper   # frozen by screen_gap, per bound
+    cdef Py_ssize_t start_frozen_lower, start_frozen_upper  # ... at the warm start
 
     cdef inline bint is_upper(self, Py_ssize_t i) noexcept nogil:
         return self.status[i] == UPPER
@@ -214,7 +239,16 @@ cdef class _SMO:
             self.status[i] = FREE
 
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-        self.Q.swap_index(i, j)
+        if i != j:
+            self.n_swaps += 1
+        self.Q.cache.swap_index(i, j)
+        self.swap_arrays(i, j)
+
+    cdef void swap_arrays(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """swap_index without the kernel cache."""
+        self.Q.perm[i], self.Q.perm[j] = self.Q.perm[j], self.Q.perm[i]
+        self.Q.sign[i], self.Q.sign[j] = self.Q.sign[j], self.Q.sign[i]
+        self.Q.QD[i], self.Q.QD[j] = self.Q.QD[j], self.Q.QD[i]
         self.alpha[i], self.alpha[j] = self.alpha[j], self.alpha[i]
         self.G[i], self.G[j] = self.G[j], self.G[i]
         self.G_bar[i], self.G_bar[j] = self.G_bar[j], self.G_bar[i]
@@ -279,6 +313,7 @@ cdef class _SMO:
         for j in range(start):
             if self.is_free(j):
                 n_free += 1
+        self.work_reconstruct += n_free * (stop - start)
         # Whichever loop order fetches fewer kernel values.
         if n_free * stop > 2 * start * (stop - start):
             for i in range(start, stop):
@@ -402,6 +437,7 @@ cdef class _SMO:
         cdef double* G_bar = &self.G_bar[0]
         cdef Py_ssize_t k
         if change != 0.0:
+            self.work_gbar += self.l
             Q_i = self.Q.get_Q(i, self.l)
             for k in range(self.l):
                 G_bar[k] += change * Q_i[k]
@@ -562,6 +598,7 @@ cdef class _SMO:
             self.unshrink = True
             self.reconstruct_gradient(self.l_var)
             self.active_size = self.l_var
+            self.whole_gradient = True
         i = 0
         while i < self.active_size:
             if self.be_shrunk(i, Gmax1, Gmax2):
@@ -576,6 +613,7 @@ cdef class _SMO:
 
     # ----------------------------------------------------------------- main
     cdef int select(self, Py_ssize_t* i, Py_ssize_t* j) except -2 nogil:
+        self.work_select += self.active_size
         if self.has_equality:
             return self.select_pair(i, j)
         return self.select_single(i)
@@ -584,7 +622,29 @@ cdef class _SMO:
         cdef Py_ssize_t i = -1, j = -1
         cdef long long counter = min(self.l, 1000) + 1
         cdef long long next_screen = self.screen_every
+        cdef long long next_gap = 0, period = self.gap_period
+        cdef Py_ssize_t before, found
         while self.n_iter < self.max_iter:
+            # Gap-safe screening needs G on every movable variable: at the
+            # warm start, on a schedule while nothing is shrunk, and right
+            # after shrinking's one un-shrink (the gap is small there, so it
+            # screens most, and what it freezes skips the full-size
+            # iterations that follow).  Before shrinking's turn: a screen
+            # due at the same iteration would otherwise never run (with
+            # n >= 10,000 the doubled period met the first shrink at
+            # iteration 1000, and nothing was screened after the warm start).
+            if (self.gap_period > 0 and self.active_size == self.l_var
+                    and (self.n_iter >= next_gap or self.whole_gradient)):
+                self.whole_gradient = False
+                before = self.l_var
+                found = self.screen_gap()
+                # Few found: wait twice as long next time (the rule costs
+                # about as much as a few dozen iterations).
+                if found * 20 < before:
+                    period = 2 * period
+                else:
+                    period = self.gap_period
+                next_gap = self.n_iter + period
             counter -= 1
             if counter == 0:
                 counter = min(self.l, 1000)
@@ -600,9 +660,17 @@ cdef class _SMO:
             if self.select(&i, &j) != 0:
                 # Optimal on the active set: rebuild the whole gradient and
                 # check again (svm.cpp Solve, the "*" step).
-                self.reconstruct_gradient(self.l_var)
-                self.active_size = self.l_var
+                if self.active_size < self.l_var:
+                    self.reconstruct_gradient(self.l_var)
+                    self.active_size = self.l_var
                 if self.select(&i, &j) != 0:
+                    return 0
+                # Not optimal after all: screen now that G is whole.  Not
+                # before this check: at the end of the solve, what it froze
+                # would be wasted swaps, and the final rebuild of the fixed
+                # variables' gradient would repeat the one just done.
+                if (self.gap_period > 0 and self.screen_gap() > 0
+                        and self.select(&i, &j) != 0):
                     return 0
                 counter = 1  # shrink at the next iteration
             self.n_iter += 1
@@ -621,6 +689,87 @@ cdef class _SMO:
         self.swap_index(i, self.l_var - 1)
         self.l_var -= 1
         self.n_frozen += 1
+        return 0
+
+    cdef Py_ssize_t screen_gap(self) except -1 nogil:
+        """Gap-safe screening of the movable variables, in the loop (needs
+        G whole on positions < l_var).  The rule is _rules._gap_safe_flags
+        (frozen variables are correctly fixed, by induction, so the movable
+        ones form a box QP of the shape it needs); its intercept is LIBSVM's
+        estimate b = -rho of the movable variables (any b is valid, this
+        one is near the gap's minimiser once the solve is under way).  A
+        certified variable already at that bound is frozen (pitfall 6: no
+        other is moved).  Returns the number frozen."""
+        cdef Py_ssize_t m = self.l_var, i, found = 0
+        cdef signed char[::1] flag = self.gap_flag
+        cdef double started = _now()
+        if m == 0:
+            return 0
+        self.n_screens += 1
+        if _gap_safe_flags(self.G, self.y, self.alpha, self.lo, self.hi, self.Q.QD, m,
+                           -self.calculate_rho_upto(m), self.gap_tau, self.gap_roundoff,
+                           flag) < 0:
+            with gil:
+                raise MemoryError("screen_gap")
+        for i in range(m):
+            if flag[i] < 0 and self.is_lower(i):
+                self.n_frozen_lower += 1
+                found += 1
+            elif flag[i] > 0 and self.is_upper(i):
+                self.n_frozen_upper += 1
+                found += 1
+            else:
+                flag[i] = 0
+        self.freeze_flagged(flag, found)
+        if self.n_iter == 0:
+            self.start_frozen_lower = self.n_frozen_lower
+            self.start_frozen_upper = self.n_frozen_upper
+        self.screen_seconds += _now() - started
+        return found
+
+    cdef double calculate_rho_upto(self, Py_ssize_t stop) noexcept nogil:
+        """calculate_rho over positions < stop."""
+        cdef Py_ssize_t saved = self.l
+        cdef double rho
+        self.l = stop
+        rho = self.calculate_rho()
+        self.l = saved
+        return rho
+
+    cdef int freeze_flagged(self, signed char[::1] flag, Py_ssize_t count) except -1 nogil:
+        """Freeze the ``count`` positions < l_var with flag != 0 (needs
+        active_size == l_var): a two-pointer partition, so that a flagged
+        variable already in the tail that becomes the fixed region does not
+        move.  Each swap costs a pass over the cached columns, and a CCCP
+        step mostly freezes the samples the step before froze, which the
+        position order still holds at the tail: few swaps."""
+        cdef Py_ssize_t left = 0, right = self.l_var - 1, n_pairs = 0
+        cdef Py_ssize_t* pairs
+        if count == 0:
+            return 0
+        pairs = <Py_ssize_t*> malloc(2 * count * sizeof(Py_ssize_t))
+        if pairs == NULL:
+            with gil:
+                raise MemoryError("freeze_flagged")
+        while True:
+            while left < right and flag[left] == 0:
+                left += 1
+            while right > left and flag[right] != 0:
+                right -= 1
+            if left >= right:
+                break
+            # every array but the kernel cache now; the cache below, in one pass
+            self.swap_arrays(left, right)
+            pairs[n_pairs] = left
+            pairs[count + n_pairs] = right
+            n_pairs += 1
+            flag[left], flag[right] = flag[right], flag[left]
+        self.Q.cache.swap_many(pairs, pairs + count, n_pairs)
+        self.n_swaps += n_pairs
+        free(pairs)
+        self.l_var -= count
+        self.active_size = self.l_var
+        self.n_frozen += count
         return 0
 
     cdef int screen_dynamically(self) except -1 nogil:
@@ -689,7 +838,7 @@ cdef class _SMO:
 
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
           double tol=1e-3, bint shrinking=True, max_iter=None, screen_callback=None,
-          screen_every=0):
+          screen_every=0, gap_screening=0, gap_tau=None, gap_roundoff=None):
     """Solve the box QP of this module's docstring.
 
     Parameters
@@ -714,6 +863,20 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         samples certified at their current bound; those are frozen.
     screen_every : int
         Iterations between two calls of ``screen_callback`` (0: never).
+    gap_screening : int
+        0: off.  Otherwise the solver screens by itself (``_rules._gap_safe_flags``:
+        the gap-safe ball with the intercept count, for a box QP whose Q is
+        s_i s_j K_ij with s = y, the C-SVC shape, and whose margins are
+        G_i + 1 + y_i b, i.e. p = -1 - Q shift as in a CCCP step) at the
+        warm start, every ``gap_screening`` iterations while nothing is
+        shrunk (doubling the wait after a poor yield), and after each full
+        gradient rebuild.  Certified variables at their bound are frozen;
+        ``result.frozen`` lists them.  Needs ``y``, ``gap_tau`` and
+        ``gap_roundoff``.
+    gap_tau, gap_roundoff : float
+        The gap rule's safety margin (round-off included) and the round-off
+        allowance added to its squared radius, for the caller's problem:
+        ``screening.gap_rule_allowances``.
 
     Returns
     -------
@@ -734,6 +897,25 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.screen_callback = screen_callback
     s.screen_every = screen_every if screen_callback is not None else 0
     s.n_frozen = 0
+    s.work_select = 0
+    s.work_reconstruct = 0
+    s.work_gbar = 0
+    if gap_screening and y is None:
+        raise ValueError("gap_screening needs the equality (y)")
+    if gap_screening and (gap_tau is None or gap_roundoff is None):
+        raise ValueError("gap_screening needs gap_tau and gap_roundoff "
+                         "(screening.gap_rule_allowances)")
+    s.gap_period = int(gap_screening)
+    s.whole_gradient = False
+    s.n_screens = 0
+    s.n_swaps = 0
+    s.screen_seconds = 0.0
+    s.n_frozen_lower = s.n_frozen_upper = 0
+    s.start_frozen_lower = s.start_frozen_upper = 0
+    if gap_screening:
+        s.gap_tau = gap_tau
+        s.gap_roundoff = gap_roundoff
+        s.gap_flag = np.zeros(n, dtype=np.int8)
     order = np.asarray(perm)
     s.p = np.array(p, dtype=np.float64)[order]
     s.lo = np.array(lo, dtype=np.float64)[order]
@@ -755,7 +937,6 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     is_fixed = (fixed_mask[order] | (np.asarray(s.hi) <= np.asarray(s.lo))).astype(np.int8)
     for pos in range(n):
         s.update_status(pos)
-
     with nogil:
         # Fixed variables go to the end, behind every movable one.
         last = n
@@ -786,6 +967,16 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
                          float(s.violation))
     result.max_iter = int(s.max_iter)
+    result.work_select = int(s.work_select)
+    result.work_reconstruct = int(s.work_reconstruct)
+    result.work_gbar = int(s.work_gbar)
+    result.n_screens = int(s.n_screens)
+    result.n_swaps = int(s.n_swaps)
+    result.screen_seconds = float(s.screen_seconds)
+    result.frozen_lower = int(s.n_frozen_lower)
+    result.frozen_upper = int(s.n_frozen_upper)
+    result.start_frozen_lower = int(s.start_frozen_lower)
+    result.start_frozen_upper = int(s.start_frozen_upper)
     result.frozen = np.zeros(n, dtype=bool)
     result.frozen[order[s.l_var:]] = True
     result.frozen &= ~fixed_mask

@@ -30,6 +30,7 @@ from svmscreen.objective import gap_at
 from svmscreen.path import (_Problem, centre_sample, check_C_grid, make_screening,
                             repair_equality, run_path)
 from svmscreen.reduced import solve_reduced
+from svmscreen.screening import gap_rule_allowances
 
 
 def ramp_loss(z, s):
@@ -62,6 +63,10 @@ class RampResult:
         warm start, samples frozen by screening during the solve, samples
         put back (0 when the rules are right), SMO iterations.
     screen_seconds, solve_seconds : ndarray
+    work_select, work_reconstruct, work_gbar, n_screens, kernel_evals, n_swaps : ndarray of int
+        Per step, diagnostics of the solve: the solver's work counters
+        (``SolveResult``), rule evaluations, kernel values computed, position
+        swaps (each reorders the cached kernel columns).
     mu : ndarray
         The final outlier weights.
     outlier_history : list of ndarray
@@ -74,7 +79,9 @@ class RampResult:
         self.mu = mu
         self.outlier_history = [step["outliers"] for step in trace]
         for name in ("objective", "n_outliers", "screened_zero", "screened_bound", "frozen",
-                     "put_back", "n_iter", "screen_seconds", "solve_seconds"):
+                     "put_back", "n_iter", "screen_seconds", "solve_seconds",
+                     "work_select", "work_reconstruct", "work_gbar", "n_screens",
+                     "kernel_evals", "n_swaps"):
             setattr(self, name, np.array([step[name] for step in trace]))
         self.n_outer = len(trace)
 
@@ -109,33 +116,21 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
     q_mu = np.zeros(n)
     for step in range(max_outer):
         p = base_p - q_mu
-        fixed = None
-        screened = (0, 0)
-        screen_seconds = 0.0
-        callback = None
-        if screening is not None:
-            if grad is not None:
-                # Propagation to the new step: Rule A at the repaired warm
-                # start, which dominates paper 001's eqs. 26-27 (notes
-                # seed_001 §2.5); only samples already at their certified
-                # bound are fixed (pitfall 6).
-                start = time.perf_counter()
-                zero, bound = screening.certify(beta, grad, p, C_i, mu)
-                fixed = (zero & (beta <= 0)) | (bound & (beta >= C_i))
-                screened = (int((zero & fixed).sum()), int((bound & fixed).sum()))
-                screen_seconds = time.perf_counter() - start
-            callback = screening.during_solve(p, C_i, mu)
-            screening.hook_seconds = 0.0
+        # Screening runs inside the solver (_rules._gap_safe_flags): Rule A of
+        # paper 001 (eqs. 20-21), made safe for the intercept by the count,
+        # first at the repaired warm start (the propagation of paper 001
+        # sec. 4, in the form notes/seed_001 sec. 2.5 shows dominates eqs.
+        # 26-27), then during the solve; only samples already at their
+        # certified bound are frozen (pitfall 6).
         solve_start = time.perf_counter()
-        result, put_back = solve_reduced(Q, p, lo, C_i, beta, y=y, fixed=fixed, grad0=grad,
-                                         tol=tol, shrinking=shrinking, max_iter=max_iter,
-                                         screen_callback=callback,
-                                         screen_every=max(n, 1000) if callback else 0)
+        kernel_evals = Q.kernel_evals
+        result, put_back = solve_reduced(
+            Q, p, lo, C_i, beta, y=y, grad0=grad, tol=tol, shrinking=shrinking,
+            max_iter=max_iter, **(screening.solver_options(C_i, mu) if screening else {}))
         solve_seconds = time.perf_counter() - solve_start
-        if screening is not None:
-            # the hook's time was spent inside the solve
-            solve_seconds -= screening.hook_seconds
-            screen_seconds += screening.hook_seconds
+        screened = (result.start_frozen_lower, result.start_frozen_upper)
+        screen_seconds = result.screen_seconds
+        solve_seconds -= screen_seconds
         if result.status != "optimal":
             warnings.warn(f"CCCP step {step}: the inner solver reached max_iter",
                           ConvergenceWarning, stacklevel=3)
@@ -149,8 +144,14 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         trace.append(dict(objective=J, n_outliers=int(np.count_nonzero(mu)),
                           outliers=np.flatnonzero(mu),
                           screened_zero=screened[0], screened_bound=screened[1],
-                          frozen=int(result.n_frozen),
+                          frozen=int(result.n_frozen) - sum(screened),
+                          n_screens=result.n_screens,
                           put_back=put_back, n_iter=result.n_iter,
+                          work_select=result.work_select,
+                          work_reconstruct=result.work_reconstruct,
+                          work_gbar=result.work_gbar,
+                          kernel_evals=Q.kernel_evals - kernel_evals,
+                          n_swaps=result.n_swaps,
                           screen_seconds=screen_seconds, solve_seconds=solve_seconds))
         # Descent holds up to the inner problem's own duality gap
         # (notes/seed_001 §6, pitfall 12): J_{k+1} <= J_k + gap_{k+1}, the gap
@@ -305,34 +306,28 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
 
 
 class _RampScreening:
-    """Safe screening for the CCCP steps: the gap-safe ball around a feasible
-    point with the intercept count for y'beta = y'mu (``screen_dynamic``).
-    The paper's own rule trusts the solver's current b and screens wrongly
-    (notes seed_001 §2.3); this one never reuses a b."""
+    """Safe screening for the CCCP steps, run by the solver itself
+    (``_rules._gap_safe_flags``): the gap-safe ball around the current feasible
+    point with the intercept count for y'beta = y'mu.  The paper's own rule
+    trusts the solver's current b and screens wrongly (notes seed_001
+    §2.3); this one never reuses a b.
 
-    def __init__(self, problem):
-        from svmscreen.screening import ScreeningData
-        self.problem = problem
-        self.data = ScreeningData(problem.X, problem.signs, fit_intercept=True,
-                                  qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
-                                  **problem.kernel_params)
-        self.hook_seconds = 0.0
+    ``period``: iterations between two evaluations of the rule while
+    nothing is shrunk (the solver doubles it after a poor yield).  The rule
+    costs O(m log m) for m movable samples, about as much as a few dozen
+    SMO iterations.
+    """
 
-    def certify(self, beta, grad, p, C_i, mu):
-        """(zero, bound): samples with beta* = 0 / beta* = C_i proved."""
-        from svmscreen.screening import screen_dynamic
-        found = screen_dynamic(self.data, beta, grad, p, C_i, float(self.problem.signs @ mu),
-                               coef=beta - mu)
-        return found.screened_zero, found.screened_bound
+    def __init__(self, problem, period=None):
+        self.period = int(period) if period else max(50, problem.n // 20)
+        self.kernel_max = float(np.max(np.abs(problem.Q.diagonal()))) if problem.n else 0.0
 
-    def during_solve(self, p, C_i, mu):
-        """The solver's dynamic-screening hook for one step."""
-        def hook(beta, grad, movable):
-            start = time.perf_counter()
-            zero, bound = self.certify(beta, grad, p, C_i, mu)
-            self.hook_seconds += time.perf_counter() - start
-            return zero | bound
-        return hook
+    def solver_options(self, C_i, mu):
+        """``solve``'s keywords for the CCCP step at outlier weights mu:
+        the rule's round-off allowances hold for the whole solve, as
+        ||beta||_1 <= sum_i C_i there (coef = beta - mu)."""
+        return dict(gap_screening=self.period,
+                    **gap_rule_allowances(self.kernel_max, float(C_i.sum() + mu.sum()), C_i))
 
 
 def make_ramp_screening(screening, problem):

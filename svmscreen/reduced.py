@@ -67,12 +67,14 @@ def kkt_violators(alpha, grad, lo, hi, y, fixed, tol):
 
 
 def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1e-3,
-                  shrinking=True, max_iter=None, screen_callback=None, screen_every=0):
+                  shrinking=True, max_iter=None, screen_callback=None, screen_every=0,
+                  gap_screening=0, gap_tau=None, gap_roundoff=None):
     """``solve`` with screened variables fixed, then checked.
 
     Parameters are those of ``svmscreen._solver.solve``; every fixed variable
     must sit at a bound in ``alpha0``.  Samples frozen by dynamic screening
-    (``screen_callback``) are checked the same way.
+    (``screen_callback`` or the solver's own ``gap_screening``) are checked
+    the same way.
 
     Returns
     -------
@@ -85,8 +87,10 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
     fixed = np.zeros(len(alpha0), dtype=bool) if fixed is None else np.array(fixed, dtype=bool)
     result = solve(Q, p, lo, hi, alpha0, y=y, fixed=fixed, grad0=grad0, tol=tol,
                    shrinking=shrinking, max_iter=max_iter, screen_callback=screen_callback,
-                   screen_every=screen_every)
+                   screen_every=screen_every, gap_screening=gap_screening, gap_tau=gap_tau,
+                   gap_roundoff=gap_roundoff)
     n_iter = result.n_iter
+    work = [result.work_select, result.work_reconstruct, result.work_gbar]
     n_frozen = int(result.frozen.sum())
     fixed = fixed | result.frozen
     n_put_back = 0
@@ -99,6 +103,10 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
         result = solve(Q, p, lo, hi, result.alpha, y=y, fixed=fixed, grad0=result.grad,
                        tol=tol, shrinking=shrinking, max_iter=max_iter)
         n_iter += result.n_iter
+        work[0] += result.work_select
+        work[1] += result.work_reconstruct
+        work[2] += result.work_gbar
     result.n_iter = n_iter
+    result.work_select, result.work_reconstruct, result.work_gbar = work
     result.n_frozen = n_frozen
     return result, n_put_back

@@ -451,9 +451,9 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
                           y if data.fit_intercept else None)
         gap0, b_ref = max(gap.gap, 0.0), gap.b
     # round-off of quadratic forms in a = alpha_ref (docs/screening.md sec. 8)
-    roundoff = 0.0 if exact_reference else _quadratic_roundoff(data, alpha, alpha)
+    roundoff = 0.0 if exact_reference else _quadratic_roundoff(data.kernel_max, alpha, alpha)
     r1 = _rules.gap_dvi_radius(q, W, gap0, roundoff)         # bias_screening Thm 4
-    centre_roundoff = _margin_roundoff(data, alpha, q, hi)
+    centre_roundoff = _margin_roundoff(data.kernel_max, alpha, q, hi)
     tau = tau + centre_roundoff
     sets = _ScoreSets(data)
 
@@ -475,7 +475,8 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         qs = np.ascontiguousarray(new_state.qs)
         r2, phi_norm, r2sq_raw = _rules.bt2_ball(
             alpha, qa, qs, shat.view(np.uint8), y, hi, q, b_ref, b_lo, b_hi,
-            data.fit_intercept, _quadratic_roundoff(data, alpha + shat * hi, alpha + shat * hi))
+            data.fit_intercept,
+            _quadratic_roundoff(data.kernel_max, alpha + shat * hi, alpha + shat * hi))
         status["r2_squared"] = r2sq_raw
 
         def second(transform, norms):
@@ -548,8 +549,9 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     qa = grad + 1.0                                          # Q coef
     W = float(coef @ qa)                                     # ||w||^2
     size = np.abs(alpha) + np.abs(coef - alpha)              # |a| + |shift|
-    radius = _rules.gap_dvi_radius(1.0, W, gap, _quadratic_roundoff(data, size, size))
-    tau = tau + _margin_roundoff(data, size, 1.0, hi)
+    allowances = gap_rule_allowances(data.kernel_max, size, hi, tau)
+    radius = _rules.gap_dvi_radius(1.0, W, gap, allowances["gap_roundoff"])
+    tau = allowances["gap_tau"]
     weighted = bool(np.any(hi != hi[0])) or target != 0.0
     sets = _ScoreSets(data)
 
@@ -590,19 +592,33 @@ def _drop_conflicts(zero, bound, status):
     bound[both] = 0
 
 
-def _quadratic_roundoff(data, a, b):
+def _quadratic_roundoff(kernel_max, a, b):
     """Bound on the round-off of a'Qb computed as sum_i a_i (Qb)_i:
     |error| <~ eps n_terms max|Q| ||a||_1 ||b||_1; we use
     1e-15 max_i K_ii ||a||_1 ||b||_1 (|K_ij| <= max K_ii for a PSD kernel).
     Large on offset linear data at large C, where Q alpha is a sum of large
-    cancelling terms (bias_screening.md sec. 7, the 'round-off' remark)."""
-    return 1e-15 * data.kernel_max * float(np.abs(a).sum()) * float(np.abs(b).sum())
+    cancelling terms (bias_screening.md sec. 7, the 'round-off' remark).
+    ``a`` and ``b`` are vectors, or bounds on their 1-norms."""
+    return 1e-15 * kernel_max * float(np.abs(a).sum()) * float(np.abs(b).sum())
 
 
-def _margin_roundoff(data, alpha, q, hi):
+def _margin_roundoff(kernel_max, alpha, q, hi):
     """Bound on the round-off of the margin centres (1+q)/2 (Q alpha)_i, added
-    to tau: 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i)."""
-    return 1e-15 * data.kernel_max * (1.0 + q) * (float(np.abs(alpha).sum()) + float(hi.sum()))
+    to tau: 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i).  ``alpha`` and
+    ``hi`` are vectors, or bounds on ||alpha||_1 and sum_i hi_i."""
+    return 1e-15 * kernel_max * (1.0 + q) * (float(np.abs(alpha).sum()) + float(np.sum(hi)))
+
+
+def gap_rule_allowances(kernel_max, size, hi, tau=DEFAULT_TAU):
+    """Safety margin and squared-radius round-off of the gap-safe rule
+    (``screen_dynamic``, and the solver's own ``gap_screening``, which takes
+    them as ``solve(..., **gap_rule_allowances(...))``).
+
+    ``size`` is ||alpha||_1 + ||coef - alpha||_1, or a bound on it over the
+    whole solve (a CCCP step: sum_i hi_i + ||mu||_1); ``hi`` the box, or
+    sum_i hi_i.  Returns dict(gap_tau=..., gap_roundoff=...)."""
+    return dict(gap_tau=tau + _margin_roundoff(kernel_max, size, 1.0, hi),
+                gap_roundoff=_quadratic_roundoff(kernel_max, size, size))
 
 
 def _pairwise(data, qa, q, radius, hi, zero, bound, slack):
@@ -656,8 +672,8 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     qa_b = data.q_times(alpha_b) if grad_b is None else np.asarray(grad_b, dtype=np.float64) + 1.0
     start = time.perf_counter()
     weighted = bool(np.any(hi != hi[0]))
-    tau = tau + _margin_roundoff(data, alpha_a + alpha_b, 1.0, hi)
-    roundoff = _quadratic_roundoff(data, alpha_a + alpha_b, alpha_a + alpha_b)
+    tau = tau + _margin_roundoff(data.kernel_max, alpha_a + alpha_b, 1.0, hi)
+    roundoff = _quadratic_roundoff(data.kernel_max, alpha_a + alpha_b, alpha_a + alpha_b)
     gamma_a = float(alpha_a @ qa_a)                  # ||w_a||^2
     gamma_b = float(alpha_b @ qa_b)                  # ||w_b||^2
     cross = float(alpha_a @ qa_b)                    # w_a'w_b
