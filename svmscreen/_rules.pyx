@@ -27,7 +27,7 @@ reference.  No Python objects inside the nogil blocks.
 """
 import numpy as np
 
-from libc.math cimport sqrt, fabs, fmax, fmin, INFINITY
+from libc.math cimport sqrt, fabs, fmax, fmin, INFINITY, NAN
 from libc.stdlib cimport malloc, free, qsort
 
 from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
@@ -211,6 +211,46 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
 # intercept: thresholds -> interval -> margins   (bias_screening.md, sec. 2)
 # ---------------------------------------------------------------------------
 
+cdef int _scores_to_margins(const double[::1] score_lo, const double[::1] score_hi,
+                            const double[::1] y, const double[::1] weight,
+                            bint weighted, double target, double[::1] beta_lo,
+                            double[::1] beta_hi, double[::1] lower, double[::1] upper,
+                            double* b_lo, double* b_hi) noexcept nogil:
+    """score_lo_i <= w*'v_i <= score_hi_i  ->  the intercept interval and the
+    margin bounds (bias_screening.md, Thm 2 and sec. 2.3), tightening
+    lower/upper in place.  beta_lo/beta_hi are scratch of length n.
+    Returns 0, or -1 if out of memory."""
+    cdef Py_ssize_t i, n = y.shape[0]
+    for i in range(n):
+        beta_lo[i] = y[i] - score_hi[i]
+        beta_hi[i] = y[i] - score_lo[i]
+    if _count_interval(beta_lo, beta_hi, y, weight, weighted, target, b_lo, b_hi):
+        return -1
+    _margins_loop(score_lo, score_hi, y, b_lo[0], b_hi[0], lower, upper)
+    return 0
+
+
+cdef void _margins_loop(const double[::1] score_lo, const double[::1] score_hi,
+                        const double[::1] y, double b_lo, double b_hi,
+                        double[::1] lower, double[::1] upper) noexcept nogil:
+    """Bounds of the margin y_i (w*'v_i + b*) over the box
+    [score_lo, score_hi] x [b_lo, b_hi] (bias_screening.md, sec. 2.3):
+        y = +1:  l = score_lo + b_lo,   u = score_hi + b_hi
+        y = -1:  l = -score_hi - b_hi,  u = -score_lo - b_lo
+    keeping the tighter of the new and the old values."""
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef double lo, up
+    for i in range(n):
+        if y[i] > 0:
+            lo = score_lo[i] + b_lo
+            up = score_hi[i] + b_hi
+        else:
+            lo = -score_hi[i] - b_hi
+            up = -score_lo[i] - b_lo
+        lower[i] = fmax(lower[i], lo)
+        upper[i] = fmin(upper[i], up)
+
+
 def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
                        const double[::1] y, const double[::1] weight,
                        bint weighted, double target=0.0):
@@ -243,49 +283,84 @@ def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
 def margins_with_intercept(const double[::1] score_lo, const double[::1] score_hi,
                            const double[::1] y, double b_lo, double b_hi,
                            double[::1] lower, double[::1] upper):
-    """Bounds of the margin y_i (w*'v_i + b*) over the box
-    [score_lo, score_hi] x [b_lo, b_hi] (bias_screening.md, sec. 2.3):
-        y = +1:  l = score_lo + b_lo,   u = score_hi + b_hi
-        y = -1:  l = -score_hi - b_hi,  u = -score_lo - b_lo
-    Writes into lower/upper, keeping the tighter of the new and the old
-    values (so callers can combine several valid boxes).
-    """
-    cdef Py_ssize_t i, n = y.shape[0]
-    cdef double lo, up
+    """``_margins_loop`` for Python callers: writes into lower/upper, keeping
+    the tighter of the new and the old values (so callers can combine
+    several valid boxes)."""
     with nogil:
-        for i in range(n):
-            if y[i] > 0:
-                lo = score_lo[i] + b_lo
-                up = score_hi[i] + b_hi
-            else:
-                lo = -score_hi[i] - b_hi
-                up = -score_lo[i] - b_lo
-            lower[i] = fmax(lower[i], lo)
-            upper[i] = fmin(upper[i], up)
+        _margins_loop(score_lo, score_hi, y, b_lo, b_hi, lower, upper)
+
+
+def scores_to_margins(const double[::1] score_lo, const double[::1] score_hi,
+                      const double[::1] y, const double[::1] weight, bint weighted,
+                      double target, double[::1] lower, double[::1] upper):
+    """The intercept count and the margins of one score box in one call
+    (``_scores_to_margins``); returns (b_lo, b_hi)."""
+    cdef Py_ssize_t n = y.shape[0]
+    cdef double[::1] beta_lo = np.empty(n), beta_hi = np.empty(n)
+    cdef double b_lo = 0.0, b_hi = 0.0
+    cdef int err
+    with nogil:
+        err = _scores_to_margins(score_lo, score_hi, y, weight, weighted, target,
+                                 beta_lo, beta_hi, lower, upper, &b_lo, &b_hi)
+    if err:
+        raise MemoryError("scores_to_margins")
+    return b_lo, b_hi
+
+
+cdef void _classify_loop(const double[::1] lower, const double[::1] upper, double tau,
+                         unsigned char[::1] screened_zero,
+                         unsigned char[::1] screened_bound) noexcept nogil:
+    """R' = {l_i > 1 + tau} (a_i = 0), L' = {u_i < 1 - tau} (a_i = C_i)
+    (paper 000, eqs. 7-9, with the safety margin of pitfall 5); ORs into the
+    masks."""
+    cdef Py_ssize_t i, n = lower.shape[0]
+    for i in range(n):
+        if lower[i] > 1.0 + tau:
+            screened_zero[i] = 1
+        if upper[i] < 1.0 - tau:
+            screened_bound[i] = 1
+
+
+cdef Py_ssize_t _drop_conflicts_loop(unsigned char[::1] screened_zero,
+                                     unsigned char[::1] screened_bound) noexcept nogil:
+    """A sample certified both ways means inconsistent inputs (only possible
+    through round-off): screen it neither way.  Returns how many."""
+    cdef Py_ssize_t i, n = screened_zero.shape[0], conflicts = 0
+    for i in range(n):
+        if screened_zero[i] and screened_bound[i]:
+            screened_zero[i] = 0
+            screened_bound[i] = 0
+            conflicts += 1
+    return conflicts
 
 
 def classify(const double[::1] lower, const double[::1] upper, double tau,
              unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
-    """R' = {l_i > 1 + tau} (a_i = 0), L' = {u_i < 1 - tau} (a_i = C_i)
-    (paper 000, eqs. 7-9, with the safety margin of pitfall 5).  ORs into the
-    masks.  Returns (number in R', number in L')."""
+    """``_classify_loop`` (ORs into the masks).  Returns (number in R',
+    number in L')."""
     cdef Py_ssize_t i, n = lower.shape[0], n_zero = 0, n_bound = 0
     with nogil:
+        _classify_loop(lower, upper, tau, screened_zero, screened_bound)
         for i in range(n):
-            if lower[i] > 1.0 + tau:
-                screened_zero[i] = 1
-            if upper[i] < 1.0 - tau:
-                screened_bound[i] = 1
             n_zero += screened_zero[i]
             n_bound += screened_bound[i]
     return n_zero, n_bound
+
+
+def drop_conflicts(unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
+    """``_drop_conflicts_loop``; returns the number of conflicts dropped."""
+    cdef Py_ssize_t conflicts
+    with nogil:
+        conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+    return conflicts
 
 
 # ---------------------------------------------------------------------------
 # DVI / BT1 / gap-DVI: one ball
 # ---------------------------------------------------------------------------
 
-def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
+cdef inline double _gap_dvi_radius(double q, double W, double gap0,
+                                   double roundoff) noexcept nogil:
     """Radius of the gap-DVI ball (bias_screening.md, Thm 4):
         r^2 = 1/4 (q - 1)^2 ||w_ref||^2 + q gap_0,   q = C / C_ref.
     At gap_0 = 0 this is DVI's |C - C_ref| / (2 C_ref) ||w_ref|| (paper 003,
@@ -297,19 +372,103 @@ def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
                      + q * (fmax(gap0, 0.0) + roundoff), 0.0))
 
 
+def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
+    """``_gap_dvi_radius`` (bias_screening.md, Thm 4)."""
+    return _gap_dvi_radius(q, W, gap0, roundoff)
+
+
+cdef inline void _ball_centre(const double[::1] vdot_w, double q,
+                              double[::1] centre) noexcept nogil:
+    """v_i'm of the DVI / BT1 / gap-DVI ball centre m = (1 + q)/2 w_ref
+    (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4)."""
+    cdef Py_ssize_t i, n = vdot_w.shape[0]
+    cdef double t = 0.5 * (1.0 + q)
+    for i in range(n):
+        centre[i] = t * vdot_w[i]
+
+
 def ball_rule(const double[::1] vdot_w, const double[::1] vnorm, double q,
               double radius, double[::1] lower, double[::1] upper):
     """Bounds of v_i'w* over B((1 + q)/2 w_ref, radius): the DVI / BT1 /
-    gap-DVI ball (centre (1 + q)/2 w_ref: paper 003 Cor. 12, paper 000
-    eq. 16, bias_screening Thm 4).  vdot_w[i] = v_i'w_ref."""
-    cdef Py_ssize_t i, n = vdot_w.shape[0]
-    centre_arr = np.empty(n)
-    cdef double[::1] centre = centre_arr
-    cdef double t = 0.5 * (1.0 + q)
+    gap-DVI ball.  vdot_w[i] = v_i'w_ref."""
+    cdef Py_ssize_t n = vdot_w.shape[0]
+    cdef double[::1] centre = np.empty(n)
     with nogil:
-        for i in range(n):
-            centre[i] = t * vdot_w[i]
+        _ball_centre(vdot_w, q, centre)
         ball_bounds_loop(centre, vnorm, radius, lower, upper)
+
+
+cdef void _centred_dots(const double[::1] scores, const Py_ssize_t[::1] centre_index,
+                        double[::1] out) noexcept nogil:
+    """w'(phi_i - c) = w'phi_i - mean_{j in S} w'phi_j, c the mean of phi over
+    the centring subsample S (bias_screening.md, sec. 2.4a)."""
+    cdef Py_ssize_t i, n = scores.shape[0], m = centre_index.shape[0]
+    cdef double mean = 0.0
+    for i in range(m):
+        mean += scores[centre_index[i]]
+    mean /= m
+    for i in range(n):
+        out[i] = scores[i] - mean
+
+
+def ball_margins(const double[::1] qa, const double[::1] y, const double[::1] hi,
+                 double q, double radius, const double[::1] norms,
+                 const double[::1] centred_norms, const Py_ssize_t[::1] centre_index,
+                 bint fit_intercept, bint weighted, double target,
+                 double[::1] lower, double[::1] upper, double[:, ::1] work):
+    """Margin bounds of every sample over the (gap-)DVI ball, in one typed
+    pass: what ``screening._finish`` does for the ball, without the Python
+    calls (the path runs it at every C; issue 3 asks O(n) given Q alpha).
+
+    qa = Q alpha_ref (qa_i = z_i'w_ref).  Bias-free: v_i = z_i, the margin
+    bounds are the ball bounds.  With the intercept: v_i = phi_i
+    (w'phi_i = y_i qa_i) and, if ``centre_index`` is not empty, also
+    v_i = phi_i - c; each gives an intercept count and margins, the tighter
+    kept (all are valid; bias_screening.md, sec. 2.3-2.4a).  ``work`` is
+    scratch of shape (5, n).  lower/upper are overwritten.
+
+    Returns
+    -------
+    (b_lo, b_hi, b_lo_centred, b_hi_centred) : floats; the intercept
+        intervals of the plain and the centred count (0, 0 bias-free; the
+        centred one nan without centring).
+    """
+    cdef Py_ssize_t i, n = qa.shape[0]
+    cdef double[::1] dots = work[0], centre = work[1], s_lo = work[2], s_hi = work[3]
+    cdef double[::1] beta_lo = work[4], beta_hi = work[0]   # dots are dead by then
+    cdef double b_lo = 0.0, b_hi = 0.0, bc_lo = NAN, bc_hi = NAN
+    cdef int err = 0
+    cdef bint centred = centre_index.shape[0] > 0
+    if work.shape[0] < 5 or work.shape[1] != n:
+        raise ValueError("ball_margins: work must have shape (5, n)")
+    with nogil:
+        if not fit_intercept:
+            _ball_centre(qa, q, centre)
+            ball_bounds_loop(centre, norms, radius, lower, upper)
+        else:
+            for i in range(n):
+                lower[i] = -INFINITY
+                upper[i] = INFINITY
+                dots[i] = y[i] * qa[i]                     # w_ref'phi_i
+            if centred:
+                # centred dots first: they need the plain ones, kept in s_hi
+                for i in range(n):
+                    s_hi[i] = dots[i]
+                _centred_dots(s_hi, centre_index, dots)
+                _ball_centre(dots, q, centre)
+                ball_bounds_loop(centre, centred_norms, radius, s_lo, s_hi)
+                err = _scores_to_margins(s_lo, s_hi, y, hi, weighted, target, beta_lo,
+                                         beta_hi, lower, upper, &bc_lo, &bc_hi)
+                for i in range(n):
+                    dots[i] = y[i] * qa[i]
+            if not err:
+                _ball_centre(dots, q, centre)
+                ball_bounds_loop(centre, norms, radius, s_lo, s_hi)
+                err = _scores_to_margins(s_lo, s_hi, y, hi, weighted, target, beta_lo,
+                                         beta_hi, lower, upper, &b_lo, &b_hi)
+    if err:
+        raise MemoryError("ball_margins")
+    return b_lo, b_hi, bc_lo, bc_hi
 
 
 # ---------------------------------------------------------------------------
@@ -618,3 +777,155 @@ def csr_centred_sq_norms(const int[::1] indptr, const int[::1] indices,
                 xc += data[p] * centre[indices[p]]
             out[i] = fmax(s - 2.0 * xc + cc, 0.0)
     return out_arr
+
+
+# ---------------------------------------------------------------------------
+# the scalars of a reference, in one pass (the path screens at every C)
+# ---------------------------------------------------------------------------
+
+def reference_summary(const double[::1] alpha, const double[::1] qa,
+                      const double[::1] hi_ref, const double[::1] hi):
+    """The scalars ``screening.screen`` needs besides the vectors, in one
+    typed pass, with the boxes checked on the way:
+
+        q = hi_0 / hi_ref_0 (the boxes must be proportional, hi = q hi_ref:
+            bias_screening.md, sec. 2.5),
+        weighted = the box differs between samples (then the weighted count),
+        W = alpha'Q alpha = ||w_ref||^2 (paper 000, eq. 16),
+        ||alpha||_1 and sum_i hi_i (round-off bounds, docs/screening.md sec. 8).
+
+    Returns (q, weighted, W, alpha_l1, hi_sum), or None when a box is not
+    positive and finite or the boxes are not proportional (the caller then
+    reports which)."""
+    cdef Py_ssize_t i, n = alpha.shape[0]
+    cdef double q, W = 0.0, l1 = 0.0, total = 0.0
+    cdef bint weighted = False, bad = False
+    if n == 0 or qa.shape[0] != n or hi_ref.shape[0] != n or hi.shape[0] != n:
+        return None
+    with nogil:
+        q = hi[0] / hi_ref[0]
+        for i in range(n):
+            if not (hi[i] > 0.0 and hi[i] < INFINITY and hi_ref[i] > 0.0
+                    and hi_ref[i] < INFINITY):
+                bad = True
+                break
+            if fabs(hi[i] / hi_ref[i] - q) > 1e-12 * q:
+                bad = True
+                break
+            if hi[i] != hi[0]:
+                weighted = True
+            W += alpha[i] * qa[i]
+            l1 += fabs(alpha[i])
+            total += hi[i]
+    if bad or not q > 0.0:
+        return None
+    return q, weighted, W, l1, total
+
+
+def classify_masks(const double[::1] lower, const double[::1] upper, double tau,
+                   unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
+    """``_classify_loop`` then ``_drop_conflicts_loop`` on zeroed masks, in
+    one call; returns the number of conflicts dropped."""
+    cdef Py_ssize_t i, conflicts
+    with nogil:
+        for i in range(lower.shape[0]):
+            screened_zero[i] = 0
+            screened_bound[i] = 0
+        _classify_loop(lower, upper, tau, screened_zero, screened_bound)
+        conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+    return conflicts
+
+
+# ---------------------------------------------------------------------------
+# the KKT check of a screened solve (the safety net of DESIGN.md)
+# ---------------------------------------------------------------------------
+
+def fixed_violators(const double[::1] alpha, const double[::1] grad,
+                    const double[::1] lo, const double[::1] hi, y,
+                    const unsigned char[::1] fixed, double tol,
+                    unsigned char[::1] bad):
+    """Fixed variables that break the solver's stopping rule (marks ``bad``).
+
+    With the equality (y given; LIBSVM's rule, Fan, Chen & Lin 2005, eq. 3):
+    v_t = -y_t G_t, I_up = {t : y_t a_t may increase}, I_low = {may
+    decrease}; m = max_{free, I_up} v, M = min_{free, I_low} v.  A fixed t
+    violates when it alone pushes m - M to tol or beyond:
+        t in I_up and v_t - M >= tol,  or  t in I_low and m - v_t >= tol.
+    Without it (LIBLINEAR's rule): the projected gradient pg_t, with
+    top = max(0, max_free pg), bottom = min(0, min_free pg); t violates when
+    pg_t - bottom >= tol or top - pg_t >= tol.
+    If the criterion over the free and the violating variables together is
+    still >= tol (two fixed variables violating each other), every fixed
+    variable is marked.  Returns the number marked.
+    """
+    cdef Py_ssize_t t, n = alpha.shape[0], n_bad = 0
+    cdef bint equality = y is not None, up, low
+    cdef const double[::1] sign = y if equality else alpha    # unused without y
+    cdef double v, m = -INFINITY, M = INFINITY, m_all, M_all, top = 0.0, bottom = 0.0
+    with nogil:
+        if equality:
+            for t in range(n):
+                if fixed[t]:
+                    continue
+                v = -sign[t] * grad[t]
+                up = alpha[t] < hi[t] if sign[t] > 0 else alpha[t] > lo[t]
+                low = alpha[t] > lo[t] if sign[t] > 0 else alpha[t] < hi[t]
+                if up and v > m:
+                    m = v
+                if low and v < M:
+                    M = v
+            m_all = m
+            M_all = M
+            for t in range(n):
+                bad[t] = 0
+                if not fixed[t]:
+                    continue
+                v = -sign[t] * grad[t]
+                up = alpha[t] < hi[t] if sign[t] > 0 else alpha[t] > lo[t]
+                low = alpha[t] > lo[t] if sign[t] > 0 else alpha[t] < hi[t]
+                if (up and v - M >= tol) or (low and m - v >= tol):
+                    bad[t] = 1
+                    n_bad += 1
+                    if up and v > m_all:
+                        m_all = v
+                    if low and v < M_all:
+                        M_all = v
+            if m_all > -INFINITY and M_all < INFINITY and m_all - M_all >= tol:
+                n_bad = -1
+        else:
+            for t in range(n):
+                if fixed[t]:
+                    continue
+                v = _projected_gradient(alpha[t], grad[t], lo[t], hi[t])
+                top = fmax(top, v)
+                bottom = fmin(bottom, v)
+            m_all = top
+            M_all = bottom
+            for t in range(n):
+                bad[t] = 0
+                if not fixed[t]:
+                    continue
+                v = _projected_gradient(alpha[t], grad[t], lo[t], hi[t])
+                if v - bottom >= tol or top - v >= tol:
+                    bad[t] = 1
+                    n_bad += 1
+                    m_all = fmax(m_all, v)
+                    M_all = fmin(M_all, v)
+            if m_all - M_all >= tol:
+                n_bad = -1
+        if n_bad == -1:
+            n_bad = 0
+            for t in range(n):
+                bad[t] = fixed[t] != 0
+                n_bad += bad[t]
+    return n_bad
+
+
+cdef inline double _projected_gradient(double a, double g, double lo,
+                                       double hi) noexcept nogil:
+    """The projected gradient of a box variable (LIBLINEAR's PG)."""
+    if a <= lo:
+        return fmin(g, 0.0)
+    if a >= hi:
+        return fmax(g, 0.0)
+    return g

@@ -293,7 +293,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             grad0 = scale * (grad - p) + p
             if screening is not None:
                 rule_start = time.perf_counter()
-                zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi)
+                zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi, gap)
                 alpha0, grad0, fixed = apply_screen(problem, alpha0, grad0, hi, zero, bound)
                 rule_seconds = time.perf_counter() - rule_start
                 if fixed is not None:
@@ -335,10 +335,15 @@ def apply_screen(problem, alpha0, grad0, hi, zero, bound):
     Returns (alpha0, grad0, fixed); fixed is None when the screened values
     leave no feasible point (an unsafe rule), and nothing is fixed then.
     """
+    fixed = zero | bound
+    moved = (zero & (alpha0 != problem.lo)) | (bound & (alpha0 != hi))
+    if not moved.any():
+        # The usual case along a path: the scaled reference already sits at
+        # the bounds the rule proved, so y'alpha0 and grad0 stay as they are.
+        return alpha0, grad0, fixed
     target = alpha0.copy()
     target[zero] = problem.lo[zero]
     target[bound] = hi[bound]
-    fixed = zero | bound
     if problem.y is not None:
         repaired = repair_equality(target, problem.y, problem.lo, hi, ~fixed,
                                    float(problem.y @ alpha0))
@@ -371,7 +376,8 @@ def centre_sample(n):
 def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking=True,
                    max_iter=None):
     """The screening step of the path for ``rule`` (None: no screening):
-    ``step(alpha_ref, grad_ref, hi_ref, hi) -> (zero, bound)`` masks."""
+    ``step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None) -> (zero, bound)``
+    masks; ``gap_ref`` is the reference's ``duality_gap`` if known."""
     if rule is None:
         return None
     if rule not in SCREENING_RULES:
@@ -386,7 +392,7 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
         # (notes/seed_002_ssnsv.md §4, safe reconstruction), solved once.
         top = {}
 
-        def dome_step(alpha_ref, grad_ref, hi_ref, hi):
+        def dome_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
             if "alpha" not in top:
                 hi_top = problem.hi_unit * C_max
                 result, _ = solve_reduced(problem.Q, problem.p, problem.lo, hi_top,
@@ -401,9 +407,9 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
         return dome_step
     state = {"shat": None}
 
-    def ball_step(alpha_ref, grad_ref, hi_ref, hi):
+    def ball_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
         found = screen(data, alpha_ref, grad_ref, hi_ref, hi, rule=rule,
-                       shat_state=state["shat"])
+                       shat_state=state["shat"], gap_ref=gap_ref)
         state["shat"] = found.shat_state
         return found.screened_zero, found.screened_bound
     return ball_step

@@ -113,6 +113,7 @@ class ScreeningData:
         if self.centre:
             self.centred_norms                                    # O(n m) once per path
         self.setup_seconds = time.perf_counter() - start
+        self.workspace = np.empty((5, self.n))      # scratch of _rules.ball_margins
 
     # -- products with Q -----------------------------------------------------
     def scores(self, coef):
@@ -292,6 +293,16 @@ def _box_ratio(hi, hi_ref, name="hi", name_ref="hi_ref"):
     return q
 
 
+def _vector(value, n, name):
+    """``value`` itself when it already is a float64 contiguous (n,) array
+    (its values are checked by ``_rules.reference_summary``), else
+    ``_as_vector``."""
+    if (type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n,)
+            and value.flags.c_contiguous):
+        return value
+    return _as_vector(value, n, name)
+
+
 def _as_vector(value, n, name):
     arr = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)))
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
@@ -339,13 +350,35 @@ def _finish(data, sets, bound_fn, hi, weighted, target=0.0):
             np.maximum(lower, s_lo, out=lower)
             np.minimum(upper, s_hi, out=upper)
             continue
-        b_lo, b_hi = _rules.intercept_interval(s_lo, s_hi, data.y, hi, weighted, target)
-        _rules.margins_with_intercept(s_lo, s_hi, data.y, b_lo, b_hi, lower, upper)
+        b_lo, b_hi = _rules.scores_to_margins(s_lo, s_hi, data.y, hi, weighted, target,
+                                              lower, upper)
         if name == "plain":
             b_interval = (b_lo, b_hi)
         else:
             b_centred = (b_lo, b_hi)
     return lower, upper, b_interval, b_centred, statuses
+
+
+def _ball_finish(data, qa, q, radius, hi, weighted, target=0.0):
+    """``_finish`` for the (gap-)DVI ball in one typed call
+    (``_rules.ball_margins``, the same formulas): the path screens with it
+    at every C, so its cost must stay O(n) without Python per-set work.
+    Returns (lower, upper, b_interval, b_centred, statuses) as ``_finish``."""
+    n = data.n
+    lower, upper = np.empty(n), np.empty(n)
+    centre_index = data.centre_index if data.centre else _NO_INDEX
+    centred_norms = data.centred_norms if data.centre else data.norms
+    b_lo, b_hi, bc_lo, bc_hi = _rules.ball_margins(
+        qa, data.y, hi, q, radius, data.norms, centred_norms, centre_index,
+        data.fit_intercept, weighted, target, lower, upper, data.workspace)
+    if not data.fit_intercept:
+        return lower, upper, (0.0, 0.0), None, {"margin": 0}
+    if data.centre:
+        return lower, upper, (b_lo, b_hi), (bc_lo, bc_hi), {"plain": 0, "centred": 0}
+    return lower, upper, (b_lo, b_hi), None, {"plain": 0}
+
+
+_NO_INDEX = np.empty(0, dtype=np.intp)
 
 
 def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
@@ -386,7 +419,7 @@ def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
 
 
 def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
-           pairwise=False, shat_state=None, exact_reference=False):
+           pairwise=False, shat_state=None, exact_reference=False, gap_ref=None):
     """Screen for the target box ``hi`` from a reference at ``hi_ref``.
 
     Parameters
@@ -416,6 +449,9 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     exact_reference : bool
         Treat the reference as exactly optimal (gap 0): the papers' rules.
         Unsafe for an inexact reference; for tests and reproductions.
+    gap_ref : objective.Gap or None
+        ``duality_gap(alpha_ref, grad_ref, -1, 0, hi_ref, y)`` if the caller
+        already has it (a path computes it for its result); None computes it.
 
     Returns
     -------
@@ -428,9 +464,8 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     alpha = np.ascontiguousarray(alpha_ref, dtype=np.float64)
     if alpha.shape != (n,):
         raise ValueError(f"alpha_ref must have shape ({n},), got {alpha.shape}")
-    hi_ref = _as_vector(hi_ref, n, "hi_ref")
-    hi = _as_vector(hi, n, "hi")
-    q = _box_ratio(hi, hi_ref)
+    hi_ref = _vector(hi_ref, n, "hi_ref")
+    hi = _vector(hi, n, "hi")
     if grad_ref is None:
         qa = data.q_times(alpha)
         grad = qa - 1.0
@@ -440,30 +475,23 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
             raise ValueError(f"grad_ref must have shape ({n},), got {grad.shape}")
         qa = grad + 1.0
     start = time.perf_counter()
-    weighted = bool(np.any(hi != hi[0]))
-    W = float(alpha @ qa)                                    # ||w_ref||^2
-    if exact_reference:
-        gap0 = 0.0
-        b_ref = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
-                            y if data.fit_intercept else None).b
-    else:
-        gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
-                          y if data.fit_intercept else None)
-        gap0, b_ref = max(gap.gap, 0.0), gap.b
+    summary = _rules.reference_summary(alpha, qa, hi_ref, hi)
+    if summary is None:                      # say what is wrong with the boxes
+        _as_vector(hi_ref, n, "hi_ref")
+        _as_vector(hi, n, "hi")
+        _box_ratio(hi, hi_ref)
+        raise ValueError("hi and hi_ref must be positive, finite and proportional")
+    q, weighted, W, alpha_l1, hi_sum = summary               # W = ||w_ref||^2
+    gap = gap_ref if gap_ref is not None else duality_gap(
+        alpha, grad, -np.ones(n), np.zeros(n), hi_ref, y if data.fit_intercept else None)
+    b_ref = gap.b
+    gap0 = 0.0 if exact_reference else max(gap.gap, 0.0)
     # round-off of quadratic forms in a = alpha_ref (docs/screening.md sec. 8)
-    roundoff = 0.0 if exact_reference else _quadratic_roundoff(data, alpha, alpha)
+    roundoff = 0.0 if exact_reference else _roundoff_of_l1(data, alpha_l1, alpha_l1)
     r1 = _rules.gap_dvi_radius(q, W, gap0, roundoff)         # bias_screening Thm 4
-    centre_roundoff = _margin_roundoff(data, alpha, q, hi)
+    centre_roundoff = _margin_roundoff_of_l1(data, alpha_l1, q, hi_sum)
     tau = tau + centre_roundoff
-    sets = _ScoreSets(data)
-
-    def ball(transform, norms):
-        vdot_w = sets.dots(qa, transform)
-        lo, up = np.empty(n), np.empty(n)
-        _rules.ball_rule(vdot_w, norms, q, r1, lo, up)
-        return lo, up, 0
-
-    lower, upper, b_interval, b_centred, statuses = _finish(data, sets, ball, hi, weighted)
+    lower, upper, b_interval, b_centred, statuses = _ball_finish(data, qa, q, r1, hi, weighted)
     status = {"ball": statuses}
     new_state = None
     if rule in ("bt2", "it"):
@@ -477,6 +505,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
             alpha, qa, qs, shat.view(np.uint8), y, hi, q, b_ref, b_lo, b_hi,
             data.fit_intercept, _quadratic_roundoff(data, alpha + shat * hi, alpha + shat * hi))
         status["r2_squared"] = r2sq_raw
+        sets = _ScoreSets(data)
 
         def second(transform, norms):
             vdot_w = sets.dots(qa, transform)
@@ -496,11 +525,12 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         if pairwise and data.fit_intercept:
             status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
                                                  2.0 * centre_roundoff)
-    zero, bound = _classify(lower, upper, tau, status, add_pairwise)
+    zero, bound = _classify(lower, upper, tau, status,
+                            add_pairwise if pairwise and data.fit_intercept else None)
     seconds = time.perf_counter() - start
     return ScreeningResult(
-        rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
-        screened_bound=bound.astype(bool), b_interval=b_interval,
+        rule=rule, lower=lower, upper=upper, screened_zero=zero.view(bool),
+        screened_bound=bound.view(bool), b_interval=b_interval,
         b_interval_centred=b_centred, seconds=seconds, radius=r1, gap_ref=gap0,
         status=status, shat_state=new_state)
 
@@ -551,15 +581,8 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     radius = _rules.gap_dvi_radius(1.0, W, gap, _quadratic_roundoff(data, size, size))
     tau = tau + _margin_roundoff(data, size, 1.0, hi)
     weighted = bool(np.any(hi != hi[0])) or target != 0.0
-    sets = _ScoreSets(data)
-
-    def ball(transform, norms):
-        lo, up = np.empty(n), np.empty(n)
-        _rules.ball_rule(sets.dots(qa, transform), norms, 1.0, radius, lo, up)
-        return lo, up, 0
-
-    lower, upper, b_interval, b_centred, statuses = _finish(data, sets, ball, hi, weighted,
-                                                            target)
+    lower, upper, b_interval, b_centred, statuses = _ball_finish(data, qa, 1.0, radius, hi,
+                                                                 weighted, target)
     status = {"ball": statuses}
     zero, bound = _classify(lower, upper, tau, status)
     return ScreeningResult(
@@ -572,11 +595,15 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
 def _classify(lower, upper, tau, status, extra=None):
     """R' and L' (uint8 masks) from the margin bounds, after ``extra(zero,
     bound)`` may add to them, with conflicting certificates dropped."""
-    zero = np.zeros(lower.shape[0], dtype=np.uint8)
-    bound = np.zeros(lower.shape[0], dtype=np.uint8)
+    zero = np.empty(lower.shape[0], dtype=np.uint8)
+    bound = np.empty(lower.shape[0], dtype=np.uint8)
+    if extra is None:
+        status["conflicts"] = _rules.classify_masks(lower, upper, tau, zero, bound)
+        return zero, bound
+    zero[:] = 0
+    bound[:] = 0
     _rules.classify(lower, upper, tau, zero, bound)
-    if extra is not None:
-        extra(zero, bound)
+    extra(zero, bound)
     _drop_conflicts(zero, bound, status)
     return zero, bound
 
@@ -584,10 +611,7 @@ def _classify(lower, upper, tau, status, extra=None):
 def _drop_conflicts(zero, bound, status):
     """A sample certified both ways means inconsistent inputs (only possible
     through round-off): screen it neither way."""
-    both = (zero != 0) & (bound != 0)
-    status["conflicts"] = int(both.sum())
-    zero[both] = 0
-    bound[both] = 0
+    status["conflicts"] = _rules.drop_conflicts(zero, bound)
 
 
 def _quadratic_roundoff(data, a, b):
@@ -596,13 +620,23 @@ def _quadratic_roundoff(data, a, b):
     1e-15 max_i K_ii ||a||_1 ||b||_1 (|K_ij| <= max K_ii for a PSD kernel).
     Large on offset linear data at large C, where Q alpha is a sum of large
     cancelling terms (bias_screening.md sec. 7, the 'round-off' remark)."""
-    return 1e-15 * data.kernel_max * float(np.abs(a).sum()) * float(np.abs(b).sum())
+    return _roundoff_of_l1(data, float(np.abs(a).sum()), float(np.abs(b).sum()))
+
+
+def _roundoff_of_l1(data, a_l1, b_l1):
+    """``_quadratic_roundoff`` from ||a||_1 and ||b||_1."""
+    return 1e-15 * data.kernel_max * a_l1 * b_l1
 
 
 def _margin_roundoff(data, alpha, q, hi):
     """Bound on the round-off of the margin centres (1+q)/2 (Q alpha)_i, added
     to tau: 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i)."""
-    return 1e-15 * data.kernel_max * (1.0 + q) * (float(np.abs(alpha).sum()) + float(hi.sum()))
+    return _margin_roundoff_of_l1(data, float(np.abs(alpha).sum()), q, float(hi.sum()))
+
+
+def _margin_roundoff_of_l1(data, alpha_l1, q, hi_sum):
+    """``_margin_roundoff`` from ||alpha||_1 and sum_i hi_i."""
+    return 1e-15 * data.kernel_max * (1.0 + q) * (alpha_l1 + hi_sum)
 
 
 def _pairwise(data, qa, q, radius, hi, zero, bound, slack):
