@@ -377,98 +377,140 @@ def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
     return _gap_dvi_radius(q, W, gap0, roundoff)
 
 
-cdef inline void _ball_centre(const double[::1] vdot_w, double q,
-                              double[::1] centre) noexcept nogil:
-    """v_i'm of the DVI / BT1 / gap-DVI ball centre m = (1 + q)/2 w_ref
-    (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4)."""
-    cdef Py_ssize_t i, n = vdot_w.shape[0]
-    cdef double t = 0.5 * (1.0 + q)
-    for i in range(n):
-        centre[i] = t * vdot_w[i]
-
-
-def ball_rule(const double[::1] vdot_w, const double[::1] vnorm, double q,
-              double radius, double[::1] lower, double[::1] upper):
-    """Bounds of v_i'w* over B((1 + q)/2 w_ref, radius): the DVI / BT1 /
-    gap-DVI ball.  vdot_w[i] = v_i'w_ref."""
-    cdef Py_ssize_t n = vdot_w.shape[0]
-    cdef double[::1] centre = np.empty(n)
-    with nogil:
-        _ball_centre(vdot_w, q, centre)
-        ball_bounds_loop(centre, vnorm, radius, lower, upper)
-
-
-cdef void _centred_dots(const double[::1] scores, const Py_ssize_t[::1] centre_index,
-                        double[::1] out) noexcept nogil:
-    """w'(phi_i - c) = w'phi_i - mean_{j in S} w'phi_j, c the mean of phi over
-    the centring subsample S (bias_screening.md, sec. 2.4a)."""
-    cdef Py_ssize_t i, n = scores.shape[0], m = centre_index.shape[0]
+cdef void _set_dots(const double[::1] qvec, const double[::1] y, bint fit_intercept,
+                    const Py_ssize_t[::1] centre_index, double[::1] out) noexcept nogil:
+    """v_i'w for the w whose Q-products are qvec (qvec_i = z_i'w):
+    bias-free v_i = z_i: qvec itself; with the intercept v_i = phi_i:
+    w'phi_i = y_i qvec_i; and, when ``centre_index`` S is not empty,
+    v_i = phi_i - c: w'phi_i - mean_{j in S} w'phi_j, c the mean of phi over
+    the centring subsample (bias_screening.md, sec. 2.4a)."""
+    cdef Py_ssize_t i, n = qvec.shape[0], m = centre_index.shape[0]
     cdef double mean = 0.0
+    if not fit_intercept:
+        for i in range(n):
+            out[i] = qvec[i]
+        return
     for i in range(m):
-        mean += scores[centre_index[i]]
-    mean /= m
+        mean += y[centre_index[i]] * qvec[centre_index[i]]
+    if m > 0:
+        mean /= m
     for i in range(n):
-        out[i] = scores[i] - mean
+        out[i] = y[i] * qvec[i] - mean
 
 
-def ball_margins(const double[::1] qa, const double[::1] y, const double[::1] hi,
-                 double q, double radius, const double[::1] norms,
-                 const double[::1] centred_norms, const Py_ssize_t[::1] centre_index,
-                 bint fit_intercept, bint weighted, double target,
-                 double[::1] lower, double[::1] upper, double[:, ::1] work):
-    """Margin bounds of every sample over the (gap-)DVI ball, in one typed
-    pass: what ``screening._finish`` does for the ball, without the Python
-    calls (the path runs it at every C; issue 3 asks O(n) given Q alpha).
+# Rows of the scratch ``work`` of the fused routines below.
+cdef enum:
+    W_DOT_W = 0      # v_i'w_ref; then the thresholds beta_lo
+    W_DOT_S = 1      # v_i' sum_j s_j C_j z_j; then the thresholds beta_hi
+    W_CENTRE1 = 2    # v_i'm1
+    W_CENTRE2 = 3    # v_i'm2
+    W_LO = 4         # score bounds
+    W_HI = 5
+    N_WORK_ROWS = 6
+WORK_ROWS = N_WORK_ROWS
 
-    qa = Q alpha_ref (qa_i = z_i'w_ref).  Bias-free: v_i = z_i, the margin
-    bounds are the ball bounds.  With the intercept: v_i = phi_i
-    (w'phi_i = y_i qa_i) and, if ``centre_index`` is not empty, also
-    v_i = phi_i - c; each gives an intercept count and margins, the tighter
-    kept (all are valid; bias_screening.md, sec. 2.3-2.4a).  ``work`` is
-    scratch of shape (5, n).  lower/upper are overwritten.
+
+cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double[::1] y,
+                        const double[::1] hi, double q, double r1, double r2,
+                        double phi_norm, int geometry, const double[::1] norms,
+                        const double[::1] centred_norms,
+                        const Py_ssize_t[::1] centre_index, bint fit_intercept,
+                        bint weighted, double target, double[::1] lower,
+                        double[::1] upper, double[:, ::1] work, double* b,
+                        int* statuses) noexcept nogil:
+    """What ``screening._finish`` does, for one of the ball geometries, in
+    typed loops: per v-set (bias-free: z_i; intercept: phi_i, and phi_i - c
+    when ``centre_index`` is not empty), the score bounds over the region,
+    then the intercept count and the margins, the tightest kept (all are
+    valid: bias_screening.md, sec. 2.3-2.4a).
+
+    geometry 0: the (gap-)DVI / BT1 ball B((1 + q)/2 w_ref, r1)
+                (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4);
+             1: the BT2 ball B(m2, r2), v'm2 = 1/2 (v'w_ref + v'(sum s_j C_j z_j))
+                (paper 000, Thm 7);
+             2: BT1 cap BT2 (paper 000, Thm 8), phi_norm = ||m1 - m2||.
+    b[0:2] = plain interval, b[2:4] = centred one; statuses[0:2] the
+    geometry statuses of the sets.  Returns 0, or -1 out of memory.
+    """
+    cdef Py_ssize_t i, k, n = qa.shape[0]
+    cdef const Py_ssize_t[::1] no_index = centre_index[:0]
+    cdef const Py_ssize_t[::1] index
+    cdef double[::1] d_w = work[W_DOT_W], d_s = work[W_DOT_S]
+    cdef double[::1] c1 = work[W_CENTRE1], c2 = work[W_CENTRE2]
+    cdef double[::1] s_lo = work[W_LO], s_hi = work[W_HI]
+    cdef double[::1] out_lo, out_hi
+    cdef double t = 0.5 * (1.0 + q)
+    cdef int n_sets = 1 if (not fit_intercept or centre_index.shape[0] == 0) else 2
+    for i in range(n):
+        lower[i] = -INFINITY
+        upper[i] = INFINITY
+    for k in range(n_sets):
+        index = no_index if k == 0 else centre_index
+        out_lo = s_lo if fit_intercept else lower
+        out_hi = s_hi if fit_intercept else upper
+        _set_dots(qa, y, fit_intercept, index, d_w)
+        if geometry != 0:
+            _set_dots(qs, y, fit_intercept, index, d_s)
+        for i in range(n):
+            # v'm1, m1 = (1 + q)/2 w_ref: the DVI / BT1 / gap-DVI centre
+            # (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4)
+            c1[i] = t * d_w[i]
+            if geometry != 0:
+                # v'm2, m2 = 1/2 (w_ref + sum_j s_j C_j z_j) (paper 000, Thm 7)
+                c2[i] = 0.5 * (d_w[i] + d_s[i])
+        if geometry == 0:
+            ball_bounds_loop(c1, norms if k == 0 else centred_norms, r1, out_lo, out_hi)
+            statuses[k] = 0
+        elif geometry == 1:
+            ball_bounds_loop(c2, norms if k == 0 else centred_norms, r2, out_lo, out_hi)
+            statuses[k] = 0
+        else:
+            statuses[k] = two_ball_bounds_loop(c1, c2, norms if k == 0 else centred_norms,
+                                               r1, r2, phi_norm, out_lo, out_hi)
+        if fit_intercept:
+            # d_w, d_s are dead: they hold the thresholds now
+            if _scores_to_margins(s_lo, s_hi, y, hi, weighted, target, d_w, d_s,
+                                  lower, upper, &b[2 * k], &b[2 * k + 1]):
+                return -1
+    return 0
+
+
+def fused_margins(const double[::1] qa, const double[::1] qs, const double[::1] y,
+                  const double[::1] hi, double q, double r1, double r2, double phi_norm,
+                  int geometry, const double[::1] norms, const double[::1] centred_norms,
+                  const Py_ssize_t[::1] centre_index, bint fit_intercept, bint weighted,
+                  double target, double[::1] lower, double[::1] upper,
+                  double[:, ::1] work):
+    """``_fused_margins`` (geometry 0 DVI ball, 1 BT2 ball, 2 IT) for
+    Python: the margin bounds of every sample in one call, O(n) given
+    Q alpha_ref (and Q s for BT2/IT; pass qa for qs with geometry 0).
+    ``work`` is scratch of shape (WORK_ROWS, n); lower/upper are overwritten.
 
     Returns
     -------
-    (b_lo, b_hi, b_lo_centred, b_hi_centred) : floats; the intercept
-        intervals of the plain and the centred count (0, 0 bias-free; the
-        centred one nan without centring).
+    (b_lo, b_hi, b_lo_centred, b_hi_centred, status, status_centred):
+        intercept intervals (0 bias-free; the centred one nan without
+        centring) and the geometry statuses.
     """
-    cdef Py_ssize_t i, n = qa.shape[0]
-    cdef double[::1] dots = work[0], centre = work[1], s_lo = work[2], s_hi = work[3]
-    cdef double[::1] beta_lo = work[4], beta_hi = work[0]   # dots are dead by then
-    cdef double b_lo = 0.0, b_hi = 0.0, bc_lo = NAN, bc_hi = NAN
-    cdef int err = 0
-    cdef bint centred = centre_index.shape[0] > 0
-    if work.shape[0] < 5 or work.shape[1] != n:
-        raise ValueError("ball_margins: work must have shape (5, n)")
+    cdef Py_ssize_t n = qa.shape[0]
+    cdef double b[4]
+    cdef int statuses[2]
+    cdef int err
+    if (work.shape[0] < N_WORK_ROWS or work.shape[1] != n or qs.shape[0] != n
+            or y.shape[0] != n or hi.shape[0] != n or norms.shape[0] != n
+            or lower.shape[0] != n or upper.shape[0] != n
+            or (centre_index.shape[0] > 0 and centred_norms.shape[0] != n)):
+        raise ValueError("fused_margins: inconsistent lengths")
+    b[0] = b[1] = 0.0
+    b[2] = b[3] = NAN
+    statuses[0] = statuses[1] = 0
     with nogil:
-        if not fit_intercept:
-            _ball_centre(qa, q, centre)
-            ball_bounds_loop(centre, norms, radius, lower, upper)
-        else:
-            for i in range(n):
-                lower[i] = -INFINITY
-                upper[i] = INFINITY
-                dots[i] = y[i] * qa[i]                     # w_ref'phi_i
-            if centred:
-                # centred dots first: they need the plain ones, kept in s_hi
-                for i in range(n):
-                    s_hi[i] = dots[i]
-                _centred_dots(s_hi, centre_index, dots)
-                _ball_centre(dots, q, centre)
-                ball_bounds_loop(centre, centred_norms, radius, s_lo, s_hi)
-                err = _scores_to_margins(s_lo, s_hi, y, hi, weighted, target, beta_lo,
-                                         beta_hi, lower, upper, &bc_lo, &bc_hi)
-                for i in range(n):
-                    dots[i] = y[i] * qa[i]
-            if not err:
-                _ball_centre(dots, q, centre)
-                ball_bounds_loop(centre, norms, radius, s_lo, s_hi)
-                err = _scores_to_margins(s_lo, s_hi, y, hi, weighted, target, beta_lo,
-                                         beta_hi, lower, upper, &b_lo, &b_hi)
+        err = _fused_margins(qa, qs, y, hi, q, r1, r2, phi_norm, geometry, norms,
+                             centred_norms, centre_index, fit_intercept, weighted, target,
+                             lower, upper, work, b, statuses)
     if err:
-        raise MemoryError("ball_margins")
-    return b_lo, b_hi, bc_lo, bc_hi
+        raise MemoryError("fused_margins")
+    return b[0], b[1], b[2], b[3], statuses[0], statuses[1]
 
 
 # ---------------------------------------------------------------------------
@@ -574,40 +616,6 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
         # NC3 is tight at the optimum) is never declared disjoint.
         r2sq_safe = r2sq + ROUNDOFF * magnitude + roundoff
     return sqrt(fmax(r2sq_safe, 0.0)), sqrt(fmax(phisq, 0.0)), r2sq
-
-
-def bt2_rule(const double[::1] vdot_w, const double[::1] vdot_s,
-             const double[::1] vnorm, double r2, double[::1] lower,
-             double[::1] upper):
-    """Bounds over the BT2 ball B(m2, r2) (paper 000, Thm 7 + Lemma 1);
-    v_i'm2 = 1/2 (vdot_w + vdot_s), vdot_s[i] = v_i' sum_j s_j C_j z_j."""
-    cdef Py_ssize_t i, n = vdot_w.shape[0]
-    centre_arr = np.empty(n)
-    cdef double[::1] centre = centre_arr
-    with nogil:
-        for i in range(n):
-            centre[i] = 0.5 * (vdot_w[i] + vdot_s[i])
-        ball_bounds_loop(centre, vnorm, r2, lower, upper)
-
-
-def it_rule(const double[::1] vdot_w, const double[::1] vdot_s,
-            const double[::1] vnorm, double q, double r1, double r2,
-            double phi_norm, double[::1] lower, double[::1] upper):
-    """Bounds over BT1 cap BT2 (paper 000, Thm 8): m1 = (1 + q)/2 w_ref with
-    radius r1 (gap-DVI, bias_screening Thm 4), m2 and r2 as in ``bt2_ball``.
-    Returns the geometry status of ``_bounds.two_ball_bounds``."""
-    cdef Py_ssize_t i, n = vdot_w.shape[0]
-    d1_arr = np.empty(n)
-    d2_arr = np.empty(n)
-    cdef double[::1] d1 = d1_arr, d2 = d2_arr
-    cdef double t = 0.5 * (1.0 + q)
-    cdef int status
-    with nogil:
-        for i in range(n):
-            d1[i] = t * vdot_w[i]
-            d2[i] = 0.5 * (vdot_w[i] + vdot_s[i])
-        status = two_ball_bounds_loop(d1, d2, vnorm, r1, r2, phi_norm, lower, upper)
-    return status
 
 
 # ---------------------------------------------------------------------------
@@ -799,27 +807,43 @@ def reference_summary(const double[::1] alpha, const double[::1] qa,
     reports which)."""
     cdef Py_ssize_t i, n = alpha.shape[0]
     cdef double q, W = 0.0, l1 = 0.0, total = 0.0
-    cdef bint weighted = False, bad = False
+    cdef bint weighted = False
     if n == 0 or qa.shape[0] != n or hi_ref.shape[0] != n or hi.shape[0] != n:
         return None
     with nogil:
-        q = hi[0] / hi_ref[0]
+        q = _box_ratio(hi, hi_ref)
         for i in range(n):
-            if not (hi[i] > 0.0 and hi[i] < INFINITY and hi_ref[i] > 0.0
-                    and hi_ref[i] < INFINITY):
-                bad = True
-                break
-            if fabs(hi[i] / hi_ref[i] - q) > 1e-12 * q:
-                bad = True
-                break
             if hi[i] != hi[0]:
                 weighted = True
             W += alpha[i] * qa[i]
             l1 += fabs(alpha[i])
             total += hi[i]
-    if bad or not q > 0.0:
+    if not q > 0.0:
         return None
     return q, weighted, W, l1, total
+
+
+cdef double _box_ratio(const double[::1] hi, const double[::1] hi_ref) noexcept nogil:
+    """q with hi = q hi_ref, both positive and finite, within 1e-12 q (the
+    rules need proportional boxes: the theta-box [0, hi/C] is then C-free,
+    bias_screening.md sec. 2.5); NAN if not."""
+    cdef Py_ssize_t i, n = hi.shape[0]
+    cdef double q
+    if n == 0 or hi_ref.shape[0] != n:
+        return NAN
+    q = hi[0] / hi_ref[0]
+    for i in range(n):
+        if not (hi[i] > 0.0 and hi[i] < INFINITY and hi_ref[i] > 0.0
+                and hi_ref[i] < INFINITY):
+            return NAN
+        if fabs(hi[i] / hi_ref[i] - q) > 1e-12 * q:
+            return NAN
+    return q if q > 0.0 else NAN
+
+
+def box_ratio(const double[::1] hi, const double[::1] hi_ref):
+    """``_box_ratio``: q with hi = q hi_ref, or nan."""
+    return _box_ratio(hi, hi_ref)
 
 
 def classify_masks(const double[::1] lower, const double[::1] upper, double tau,

@@ -113,7 +113,7 @@ class ScreeningData:
         if self.centre:
             self.centred_norms                                    # O(n m) once per path
         self.setup_seconds = time.perf_counter() - start
-        self.workspace = np.empty((5, self.n))      # scratch of _rules.ball_margins
+        self.workspace = np.empty((_rules.WORK_ROWS, self.n))   # scratch of fused_margins
 
     # -- products with Q -----------------------------------------------------
     def scores(self, coef):
@@ -156,6 +156,17 @@ class ScreeningData:
     def q_times(self, coef):
         """(Q coef)_i = y_i g_i(coef)."""
         return self.y * self.scores(coef)
+
+    def add_q_columns(self, index, coef, out):
+        """out += sum_k coef[k] Q[:, index[k]] (in place; returns out): the
+        solver's cached columns when there are any (kernel form), else
+        ``q_times`` of the scattered coefficients."""
+        if self.qmatrix is not None and not self.linear:
+            return self.qmatrix.add_columns(index, coef, out)
+        full = np.zeros(self.n)
+        full[index] = coef
+        out += self.q_times(full)
+        return out
 
     def refresh_grad(self, alpha, grad, rows):
         """``grad`` (= Q alpha - 1) with the entries ``rows`` recomputed.
@@ -359,23 +370,25 @@ def _finish(data, sets, bound_fn, hi, weighted, target=0.0):
     return lower, upper, b_interval, b_centred, statuses
 
 
-def _ball_finish(data, qa, q, radius, hi, weighted, target=0.0):
-    """``_finish`` for the (gap-)DVI ball in one typed call
-    (``_rules.ball_margins``, the same formulas): the path screens with it
-    at every C, so its cost must stay O(n) without Python per-set work.
-    Returns (lower, upper, b_interval, b_centred, statuses) as ``_finish``."""
+def _fused_finish(data, qa, q, r1, hi, weighted, target=0.0, geometry=0, qs=None, r2=0.0,
+                  phi_norm=0.0):
+    """``_finish`` for the ball geometries (0: the (gap-)DVI ball, 1: BT2,
+    2: IT) in one typed call (``_rules.fused_margins``, the same formulas):
+    the path screens at every C, so the cost must stay O(n) given Q alpha,
+    without Python per-set work.  Returns what ``_finish`` returns."""
     n = data.n
     lower, upper = np.empty(n), np.empty(n)
     centre_index = data.centre_index if data.centre else _NO_INDEX
     centred_norms = data.centred_norms if data.centre else data.norms
-    b_lo, b_hi, bc_lo, bc_hi = _rules.ball_margins(
-        qa, data.y, hi, q, radius, data.norms, centred_norms, centre_index,
-        data.fit_intercept, weighted, target, lower, upper, data.workspace)
+    b_lo, b_hi, bc_lo, bc_hi, geo, geo_c = _rules.fused_margins(
+        qa, qa if qs is None else qs, data.y, hi, q, r1, r2, phi_norm, geometry,
+        data.norms, centred_norms, centre_index, data.fit_intercept, weighted, target,
+        lower, upper, data.workspace)
     if not data.fit_intercept:
-        return lower, upper, (0.0, 0.0), None, {"margin": 0}
+        return lower, upper, (0.0, 0.0), None, {"margin": geo}
     if data.centre:
-        return lower, upper, (b_lo, b_hi), (bc_lo, bc_hi), {"plain": 0, "centred": 0}
-    return lower, upper, (b_lo, b_hi), None, {"plain": 0}
+        return lower, upper, (b_lo, b_hi), (bc_lo, bc_hi), {"plain": geo, "centred": geo_c}
+    return lower, upper, (b_lo, b_hi), None, {"plain": geo}
 
 
 _NO_INDEX = np.empty(0, dtype=np.intp)
@@ -398,23 +411,25 @@ def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
     beta = q * alpha - shat * hi
     beta[np.abs(beta) <= 1e-15 * hi] = 0.0          # alpha exactly at the predicted bound
     options = [(np.count_nonzero(beta), "beta"), (np.count_nonzero(shat), "scratch")]
+    scale = np.nan
     if state is not None and state.shat.shape == shat.shape:
-        try:
-            scale = _box_ratio(hi, state.hi, "hi", "shat_state.hi")
+        scale = _rules.box_ratio(hi, np.ascontiguousarray(state.hi, dtype=np.float64))
+        if scale > 0:
             options.append((np.count_nonzero(shat != state.shat), "state"))
-        except ValueError:
-            pass
     if how is None:
         _, how = min(options)
     if how == "state":
+        if not scale > 0:
+            _box_ratio(hi, state.hi, "hi", "shat_state.hi")        # raises, names the boxes
         changed = np.flatnonzero(shat != state.shat)
-        coef = np.zeros(data.n)
-        coef[changed] = np.where(shat[changed], hi[changed], -hi[changed])
-        qs = state.qs * scale + data.q_times(coef)
+        qs = data.add_q_columns(changed, np.where(shat[changed], hi[changed], -hi[changed]),
+                                state.qs * scale)
     elif how == "beta":
-        qs = q * qa - data.q_times(beta)
+        moved = np.flatnonzero(beta)
+        qs = data.add_q_columns(moved, -beta[moved], q * qa)
     else:
-        qs = data.q_times(shat * hi)
+        chosen = np.flatnonzero(shat)
+        qs = data.add_q_columns(chosen, hi[chosen], np.zeros(data.n))
     return ShatState(shat, qs, hi)
 
 
@@ -491,7 +506,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     r1 = _rules.gap_dvi_radius(q, W, gap0, roundoff)         # bias_screening Thm 4
     centre_roundoff = _margin_roundoff_of_l1(data, alpha_l1, q, hi_sum)
     tau = tau + centre_roundoff
-    lower, upper, b_interval, b_centred, statuses = _ball_finish(data, qa, q, r1, hi, weighted)
+    lower, upper, b_interval, b_centred, statuses = _fused_finish(data, qa, q, r1, hi, weighted)
     status = {"ball": statuses}
     new_state = None
     if rule in ("bt2", "it"):
@@ -505,19 +520,9 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
             alpha, qa, qs, shat.view(np.uint8), y, hi, q, b_ref, b_lo, b_hi,
             data.fit_intercept, _quadratic_roundoff(data, alpha + shat * hi, alpha + shat * hi))
         status["r2_squared"] = r2sq_raw
-        sets = _ScoreSets(data)
-
-        def second(transform, norms):
-            vdot_w = sets.dots(qa, transform)
-            vdot_s = sets.dots(qs, transform)
-            lo, up = np.empty(n), np.empty(n)
-            if rule == "bt2":
-                _rules.bt2_rule(vdot_w, vdot_s, norms, r2, lo, up)
-                return lo, up, 0
-            geo = _rules.it_rule(vdot_w, vdot_s, norms, q, r1, r2, phi_norm, lo, up)
-            return lo, up, geo
-
-        lower, upper, b_interval2, b_centred, statuses = _finish(data, sets, second, hi, weighted)
+        lower, upper, b_interval2, b_centred, statuses = _fused_finish(
+            data, qa, q, r1, hi, weighted, geometry=1 if rule == "bt2" else 2, qs=qs, r2=r2,
+            phi_norm=phi_norm)
         status["second"] = statuses
         if data.fit_intercept:
             b_interval = (max(b_interval[0], b_interval2[0]), min(b_interval[1], b_interval2[1]))
@@ -581,7 +586,7 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     radius = _rules.gap_dvi_radius(1.0, W, gap, _quadratic_roundoff(data, size, size))
     tau = tau + _margin_roundoff(data, size, 1.0, hi)
     weighted = bool(np.any(hi != hi[0])) or target != 0.0
-    lower, upper, b_interval, b_centred, statuses = _ball_finish(data, qa, 1.0, radius, hi,
+    lower, upper, b_interval, b_centred, statuses = _fused_finish(data, qa, 1.0, radius, hi,
                                                                  weighted, target)
     status = {"ball": statuses}
     zero, bound = _classify(lower, upper, tau, status)
