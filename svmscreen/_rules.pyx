@@ -953,3 +953,26 @@ cdef inline double _projected_gradient(double a, double g, double lo,
     if a >= hi:
         return fmax(g, 0.0)
     return g
+
+
+def fix_screened(const double[::1] alpha0, const double[::1] lo, const double[::1] hi,
+                 const unsigned char[::1] screened_zero,
+                 const unsigned char[::1] screened_bound, unsigned char[::1] fixed):
+    """fixed = R' | L' for a screened solve, in one pass.  Returns
+    (n_moved, n_zero, n_bound): n_moved counts the screened entries of the
+    warm start alpha0 that are not yet at the bound the rule proved (R' at
+    lo, L' at hi); when it is 0, alpha0 and its gradient need no update."""
+    cdef Py_ssize_t i, n = alpha0.shape[0], n_moved = 0, n_zero = 0, n_bound = 0
+    if (lo.shape[0] != n or hi.shape[0] != n or screened_zero.shape[0] != n
+            or screened_bound.shape[0] != n or fixed.shape[0] != n):
+        raise ValueError("fix_screened: inconsistent lengths")
+    with nogil:
+        for i in range(n):
+            fixed[i] = screened_zero[i] | screened_bound[i]
+            if screened_zero[i]:
+                n_zero += 1
+                n_moved += alpha0[i] != lo[i]
+            if screened_bound[i]:
+                n_bound += 1
+                n_moved += alpha0[i] != hi[i]
+    return n_moved, n_zero, n_bound

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from svmscreen import _rules
 from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
@@ -294,11 +295,11 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             if screening is not None:
                 rule_start = time.perf_counter()
                 zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi, gap)
-                alpha0, grad0, fixed = apply_screen(problem, alpha0, grad0, hi, zero, bound)
+                alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
+                                                            bound, counts=True)
                 rule_seconds = time.perf_counter() - rule_start
                 if fixed is not None:
-                    n_screened_zero = int(zero.sum())
-                    n_screened_bound = int(bound.sum())
+                    n_screened_zero, n_screened_bound = counts
         solve_start = time.perf_counter()
         result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
                                          grad0=grad0, tol=tol, shrinking=shrinking,
@@ -328,16 +329,23 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     return rows, alphas
 
 
-def apply_screen(problem, alpha0, grad0, hi, zero, bound):
+def apply_screen(problem, alpha0, grad0, hi, zero, bound, counts=False):
     """Set the screened entries of the warm start to their bounds, restore
     the equality, and update the known gradient by the changed columns.
 
     Returns (alpha0, grad0, fixed); fixed is None when the screened values
     leave no feasible point (an unsafe rule), and nothing is fixed then.
+    With ``counts``, also (|R'|, |L'|).
     """
-    fixed = zero | bound
-    moved = (zero & (alpha0 != problem.lo)) | (bound & (alpha0 != hi))
-    if not moved.any():
+    fixed = np.empty(alpha0.shape[0], dtype=bool)
+    n_moved, n_zero, n_bound = _rules.fix_screened(alpha0, problem.lo, hi, zero.view(np.uint8),
+                                                   bound.view(np.uint8), fixed.view(np.uint8))
+    out = _apply_screen(problem, alpha0, grad0, hi, zero, bound, fixed, n_moved)
+    return out + ((n_zero, n_bound),) if counts else out
+
+
+def _apply_screen(problem, alpha0, grad0, hi, zero, bound, fixed, n_moved):
+    if n_moved == 0:
         # The usual case along a path: the scaled reference already sits at
         # the bounds the rule proved, so y'alpha0 and grad0 stay as they are.
         return alpha0, grad0, fixed
