@@ -113,7 +113,7 @@ cdef void _sort_with_suffix(const double[::1] values, const double[::1] weight,
         suffix[i] = suffix[i + 1] + pairs[i].weight
 
 
-cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
+cdef int _count_interval(double[::1] beta_lo, double[::1] beta_hi,
                          const double[::1] y, const double[::1] weight,
                          bint weighted, double target, double* b_lo,
                          double* b_hi) noexcept nogil:
@@ -132,10 +132,12 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
     loss: y'beta = y'mu), sum_{y>0} a_i + sum_{y<0} (C_i - a_i) =
     C_N + target, so C_N becomes C_N + target; the count then always runs
     weighted (target is a sum of C_i, not a number of samples).
+
+    The unweighted count selects in place: it permutes beta_lo and beta_hi
+    (callers pass scratch).
     """
     cdef Py_ssize_t n = y.shape[0], i, k, start, n_pos = 0
     cdef double total = 0.0, c_neg = 0.0, tail
-    cdef double* work
     cdef WeightedValue* pairs
     cdef double* suffix
     for i in range(n):
@@ -148,22 +150,8 @@ cdef int _count_interval(const double[::1] beta_lo, const double[::1] beta_hi,
     if target != 0.0:
         weighted = True
     if not weighted:
-        work = <double*> malloc(n * sizeof(double))
-        if work == NULL:
-            return -1
-        if n_pos == 0:
-            b_lo[0] = -INFINITY
-        else:
-            for i in range(n):
-                work[i] = beta_lo[i]
-            b_lo[0] = _select(work, n, n_pos - 1)
-        if n_pos == n:
-            b_hi[0] = INFINITY
-        else:
-            for i in range(n):
-                work[i] = beta_hi[i]
-            b_hi[0] = _select(work, n, n_pos)
-        free(work)
+        b_lo[0] = -INFINITY if n_pos == 0 else _select(&beta_lo[0], n, n_pos - 1)
+        b_hi[0] = INFINITY if n_pos == n else _select(&beta_hi[0], n, n_pos)
         return 0
     pairs = <WeightedValue*> malloc(n * sizeof(WeightedValue))
     suffix = <double*> malloc((n + 1) * sizeof(double))
@@ -247,8 +235,11 @@ cdef void _margins_loop(const double[::1] score_lo, const double[::1] score_hi,
         else:
             lo = -score_hi[i] - b_hi
             up = -score_lo[i] - b_lo
-        lower[i] = fmax(lower[i], lo)
-        upper[i] = fmin(upper[i], up)
+        # the tighter of the two (a NaN bound, never expected, is ignored)
+        if lo > lower[i]:
+            lower[i] = lo
+        if up < upper[i]:
+            upper[i] = up
 
 
 def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
@@ -377,31 +368,27 @@ def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
     return _gap_dvi_radius(q, W, gap0, roundoff)
 
 
-cdef void _set_dots(const double[::1] qvec, const double[::1] y, bint fit_intercept,
-                    const Py_ssize_t[::1] centre_index, double[::1] out) noexcept nogil:
-    """v_i'w for the w whose Q-products are qvec (qvec_i = z_i'w):
-    bias-free v_i = z_i: qvec itself; with the intercept v_i = phi_i:
-    w'phi_i = y_i qvec_i; and, when ``centre_index`` S is not empty,
-    v_i = phi_i - c: w'phi_i - mean_{j in S} w'phi_j, c the mean of phi over
-    the centring subsample (bias_screening.md, sec. 2.4a)."""
-    cdef Py_ssize_t i, n = qvec.shape[0], m = centre_index.shape[0]
+cdef double _dots_shift(const double[::1] qvec, const double[::1] y, bint fit_intercept,
+                        const Py_ssize_t[::1] centre_index) noexcept nogil:
+    """v_i'w = y_i qvec_i - shift for the w whose Q-products are qvec
+    (qvec_i = z_i'w), with the intercept: v_i = phi_i gives shift 0 and
+    v_i = phi_i - c, c the mean of phi over the centring subsample S
+    (``centre_index``, not empty), shift = mean_{j in S} w'phi_j
+    (bias_screening.md, sec. 2.4a).  Bias-free, v_i = z_i: v_i'w = qvec_i
+    (shift 0, no y)."""
+    cdef Py_ssize_t i, m = centre_index.shape[0]
     cdef double mean = 0.0
-    if not fit_intercept:
-        for i in range(n):
-            out[i] = qvec[i]
-        return
+    if not fit_intercept or m == 0:
+        return 0.0
     for i in range(m):
         mean += y[centre_index[i]] * qvec[centre_index[i]]
-    if m > 0:
-        mean /= m
-    for i in range(n):
-        out[i] = y[i] * qvec[i] - mean
+    return mean / m
 
 
 # Rows of the scratch ``work`` of the fused routines below.
 cdef enum:
-    W_DOT_W = 0      # v_i'w_ref; then the thresholds beta_lo
-    W_DOT_S = 1      # v_i' sum_j s_j C_j z_j; then the thresholds beta_hi
+    W_DOT_W = 0      # the thresholds beta_lo
+    W_DOT_S = 1      # the thresholds beta_hi
     W_CENTRE1 = 2    # v_i'm1
     W_CENTRE2 = 3    # v_i'm2
     W_LO = 4         # score bounds
@@ -439,7 +426,7 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
     cdef double[::1] c1 = work[W_CENTRE1], c2 = work[W_CENTRE2]
     cdef double[::1] s_lo = work[W_LO], s_hi = work[W_HI]
     cdef double[::1] out_lo, out_hi
-    cdef double t = 0.5 * (1.0 + q)
+    cdef double t = 0.5 * (1.0 + q), shift_w, shift_s, dw, ds
     cdef int n_sets = 1 if (not fit_intercept or centre_index.shape[0] == 0) else 2
     for i in range(n):
         lower[i] = -INFINITY
@@ -448,16 +435,17 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
         index = no_index if k == 0 else centre_index
         out_lo = s_lo if fit_intercept else lower
         out_hi = s_hi if fit_intercept else upper
-        _set_dots(qa, y, fit_intercept, index, d_w)
-        if geometry != 0:
-            _set_dots(qs, y, fit_intercept, index, d_s)
+        shift_w = _dots_shift(qa, y, fit_intercept, index)
+        shift_s = _dots_shift(qs, y, fit_intercept, index) if geometry != 0 else 0.0
         for i in range(n):
+            dw = (y[i] * qa[i] if fit_intercept else qa[i]) - shift_w      # v_i'w_ref
             # v'm1, m1 = (1 + q)/2 w_ref: the DVI / BT1 / gap-DVI centre
             # (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4)
-            c1[i] = t * d_w[i]
+            c1[i] = t * dw
             if geometry != 0:
+                ds = (y[i] * qs[i] if fit_intercept else qs[i]) - shift_s  # v_i' sum s_j C_j z_j
                 # v'm2, m2 = 1/2 (w_ref + sum_j s_j C_j z_j) (paper 000, Thm 7)
-                c2[i] = 0.5 * (d_w[i] + d_s[i])
+                c2[i] = 0.5 * (dw + ds)
         if geometry == 0:
             ball_bounds_loop(c1, norms if k == 0 else centred_norms, r1, out_lo, out_hi)
             statuses[k] = 0
@@ -468,7 +456,7 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
             statuses[k] = two_ball_bounds_loop(c1, c2, norms if k == 0 else centred_norms,
                                                r1, r2, phi_norm, out_lo, out_hi)
         if fit_intercept:
-            # d_w, d_s are dead: they hold the thresholds now
+            # d_w, d_s are scratch for the thresholds
             if _scores_to_margins(s_lo, s_hi, y, hi, weighted, target, d_w, d_s,
                                   lower, upper, &b[2 * k], &b[2 * k + 1]):
                 return -1
@@ -791,36 +779,145 @@ def csr_centred_sq_norms(const int[::1] indptr, const int[::1] indices,
 # the scalars of a reference, in one pass (the path screens at every C)
 # ---------------------------------------------------------------------------
 
-def reference_summary(const double[::1] alpha, const double[::1] qa,
-                      const double[::1] hi_ref, const double[::1] hi):
-    """The scalars ``screening.screen`` needs besides the vectors, in one
-    typed pass, with the boxes checked on the way:
+cdef struct Summary:
+    double q            # hi = q hi_ref
+    bint weighted       # the box differs between samples
+    double W            # alpha'Q alpha = ||w_ref||^2
+    double alpha_l1     # ||alpha||_1
+    double hi_sum       # sum_i hi_i
 
+
+cdef int _reference_summary(const double[::1] alpha, const double[::1] qa,
+                            const double[::1] hi_ref, const double[::1] hi,
+                            Summary* out) noexcept nogil:
+    """The scalars of a reference, in one typed pass, with the boxes checked:
         q = hi_0 / hi_ref_0 (the boxes must be proportional, hi = q hi_ref:
             bias_screening.md, sec. 2.5),
         weighted = the box differs between samples (then the weighted count),
         W = alpha'Q alpha = ||w_ref||^2 (paper 000, eq. 16),
         ||alpha||_1 and sum_i hi_i (round-off bounds, docs/screening.md sec. 8).
-
-    Returns (q, weighted, W, alpha_l1, hi_sum), or None when a box is not
-    positive and finite or the boxes are not proportional (the caller then
-    reports which)."""
+    Returns 0, or -1 when a box is not positive and finite, the boxes are
+    not proportional, or the lengths differ."""
     cdef Py_ssize_t i, n = alpha.shape[0]
-    cdef double q, W = 0.0, l1 = 0.0, total = 0.0
-    cdef bint weighted = False
     if n == 0 or qa.shape[0] != n or hi_ref.shape[0] != n or hi.shape[0] != n:
-        return None
+        return -1
+    out.q = _box_ratio(hi, hi_ref)
+    if not out.q > 0.0:
+        return -1
+    out.weighted = False
+    out.W = 0.0
+    out.alpha_l1 = 0.0
+    out.hi_sum = 0.0
+    for i in range(n):
+        if hi[i] != hi[0]:
+            out.weighted = True
+        out.W += alpha[i] * qa[i]
+        out.alpha_l1 += fabs(alpha[i])
+        out.hi_sum += hi[i]
+    return 0
+
+
+def reference_summary(const double[::1] alpha, const double[::1] qa,
+                      const double[::1] hi_ref, const double[::1] hi):
+    """``_reference_summary``: (q, weighted, W, alpha_l1, hi_sum), or None
+    when the boxes are not positive, finite and proportional (the caller
+    then reports which)."""
+    cdef Summary s
+    cdef int err
     with nogil:
-        q = _box_ratio(hi, hi_ref)
-        for i in range(n):
-            if hi[i] != hi[0]:
-                weighted = True
-            W += alpha[i] * qa[i]
-            l1 += fabs(alpha[i])
-            total += hi[i]
-    if not q > 0.0:
+        err = _reference_summary(alpha, qa, hi_ref, hi, &s)
+    if err:
         return None
-    return q, weighted, W, l1, total
+    return s.q, s.weighted, s.W, s.alpha_l1, s.hi_sum
+
+
+# Round-off bounds (docs/screening.md sec. 8; bias_screening.md sec. 7, the
+# 'round-off' remark): a quadratic form a'Qb summed as sum_i a_i (Qb)_i errs
+# by about eps n max|Q| ||a||_1 ||b||_1; we use 1e-15 max_i K_ii ||a||_1 ||b||_1
+# (|K_ij| <= max K_ii for a PSD kernel).  The margin centres (1+q)/2 (Q alpha)_i
+# err by at most 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i).
+cdef inline double _quadratic_roundoff(double kernel_max, double a_l1,
+                                       double b_l1) noexcept nogil:
+    return 1e-15 * kernel_max * a_l1 * b_l1
+
+
+cdef inline double _margin_roundoff(double kernel_max, double q, double alpha_l1,
+                                    double hi_sum) noexcept nogil:
+    return 1e-15 * kernel_max * (1.0 + q) * (alpha_l1 + hi_sum)
+
+
+def quadratic_roundoff(double kernel_max, double a_l1, double b_l1):
+    """``_quadratic_roundoff``: bound on the round-off of a'Qb."""
+    return _quadratic_roundoff(kernel_max, a_l1, b_l1)
+
+
+def margin_roundoff(double kernel_max, double q, double alpha_l1, double hi_sum):
+    """``_margin_roundoff``: bound on the round-off of the margin centres."""
+    return _margin_roundoff(kernel_max, q, alpha_l1, hi_sum)
+
+
+def ball_screen(const double[::1] alpha, const double[::1] qa, const double[::1] y,
+                const double[::1] hi_ref, const double[::1] hi, double gap0,
+                bint exact_reference, double kernel_max, double tau,
+                const double[::1] norms, const double[::1] centred_norms,
+                const Py_ssize_t[::1] centre_index, bint fit_intercept,
+                double[::1] lower, double[::1] upper, double[:, ::1] work,
+                unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
+    """The (gap-)DVI step of ``screening.screen`` in one typed call, O(n)
+    given qa = Q alpha_ref and the reference's duality gap gap0:
+
+        the reference's scalars (``_reference_summary``),
+        r1^2 = 1/4 (q - 1)^2 ||w_ref||^2 + q gap0   (bias_screening.md Thm 4;
+            DVI at gap0 = 0: paper 003 Cor. 12, paper 000 eq. 16), both terms
+            widened by the round-off of W and gap0 unless ``exact_reference``,
+        the margins over the ball with the intercept count
+            (``_fused_margins``, geometry 0),
+        and, if the masks are not empty, R' = {l > 1 + tau'}, L' = {u < 1 - tau'}
+            with conflicts dropped, tau' = tau + the round-off of the centres.
+
+    Returns None when the boxes are not positive, finite and proportional,
+    else (q, weighted, alpha_l1, hi_sum, r1, tau', b_lo, b_hi, b_lo_centred,
+    b_hi_centred, conflicts, status, status_centred).
+    """
+    cdef Py_ssize_t i, n = alpha.shape[0]
+    cdef Summary s
+    cdef double b[4]
+    cdef int statuses[2]
+    cdef double r1 = 0.0, tau_eff = tau, roundoff
+    cdef int err = 0
+    cdef Py_ssize_t conflicts = 0
+    cdef bint classify_now = screened_zero.shape[0] > 0
+    if (y.shape[0] != n or norms.shape[0] != n or lower.shape[0] != n
+            or upper.shape[0] != n or work.shape[0] < N_WORK_ROWS or work.shape[1] != n
+            or (centre_index.shape[0] > 0 and centred_norms.shape[0] != n)
+            or (classify_now and (screened_zero.shape[0] != n
+                                  or screened_bound.shape[0] != n))):
+        raise ValueError("ball_screen: inconsistent lengths")
+    b[0] = b[1] = 0.0
+    b[2] = b[3] = NAN
+    statuses[0] = statuses[1] = 0
+    with nogil:
+        err = _reference_summary(alpha, qa, hi_ref, hi, &s)
+        if not err:
+            roundoff = 0.0 if exact_reference else _quadratic_roundoff(
+                kernel_max, s.alpha_l1, s.alpha_l1)
+            r1 = _gap_dvi_radius(s.q, s.W, gap0, roundoff)
+            tau_eff = tau + _margin_roundoff(kernel_max, s.q, s.alpha_l1, s.hi_sum)
+            err = 2 * _fused_margins(qa, qa, y, hi, s.q, r1, 0.0, 0.0, 0, norms,
+                                     centred_norms, centre_index, fit_intercept, s.weighted,
+                                     0.0, lower, upper, work, b, statuses)
+        if not err and classify_now:
+            for i in range(n):
+                screened_zero[i] = 0
+                screened_bound[i] = 0
+            _classify_loop(lower, upper, tau_eff, screened_zero, screened_bound)
+            conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+    if err == -1:
+        return None
+    if err:
+        raise MemoryError("ball_screen")
+    return (s.q, s.weighted, s.alpha_l1, s.hi_sum, r1, tau_eff, b[0], b[1], b[2], b[3],
+            conflicts, statuses[0], statuses[1])
 
 
 cdef double _box_ratio(const double[::1] hi, const double[::1] hi_ref) noexcept nogil:

@@ -490,23 +490,33 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
             raise ValueError(f"grad_ref must have shape ({n},), got {grad.shape}")
         qa = grad + 1.0
     start = time.perf_counter()
-    summary = _rules.reference_summary(alpha, qa, hi_ref, hi)
-    if summary is None:                      # say what is wrong with the boxes
-        _as_vector(hi_ref, n, "hi_ref")
-        _as_vector(hi, n, "hi")
-        _box_ratio(hi, hi_ref)
-        raise ValueError("hi and hi_ref must be positive, finite and proportional")
-    q, weighted, W, alpha_l1, hi_sum = summary               # W = ||w_ref||^2
     gap = gap_ref if gap_ref is not None else duality_gap(
         alpha, grad, -np.ones(n), np.zeros(n), hi_ref, y if data.fit_intercept else None)
     b_ref = gap.b
     gap0 = 0.0 if exact_reference else max(gap.gap, 0.0)
-    # round-off of quadratic forms in a = alpha_ref (docs/screening.md sec. 8)
-    roundoff = 0.0 if exact_reference else _roundoff_of_l1(data, alpha_l1, alpha_l1)
-    r1 = _rules.gap_dvi_radius(q, W, gap0, roundoff)         # bias_screening Thm 4
+    # The ball, its margins and (DVI/BT1 without the pairwise count) R' and L'
+    # in one typed call: radius bias_screening Thm 4, round-off docs sec. 8.
+    lower, upper = np.empty(n), np.empty(n)
+    classify_now = rule in ("dvi", "bt1") and not (pairwise and data.fit_intercept)
+    zero = np.empty(n if classify_now else 0, dtype=np.uint8)
+    bound = np.empty(n if classify_now else 0, dtype=np.uint8)
+    centre_index = data.centre_index if data.centre else _NO_INDEX
+    ball = _rules.ball_screen(
+        alpha, qa, y, hi_ref, hi, gap0, exact_reference, data.kernel_max, tau, data.norms,
+        data.centred_norms if data.centre else data.norms, centre_index, data.fit_intercept,
+        lower, upper, data.workspace, zero, bound)
+    if ball is None:                         # say what is wrong with the boxes
+        _as_vector(hi_ref, n, "hi_ref")
+        _as_vector(hi, n, "hi")
+        _box_ratio(hi, hi_ref)
+        raise ValueError("hi and hi_ref must be positive, finite and proportional")
+    (q, weighted, alpha_l1, hi_sum, r1, tau, b_lo, b_hi, bc_lo, bc_hi, conflicts, geo,
+     geo_c) = ball
     centre_roundoff = _margin_roundoff_of_l1(data, alpha_l1, q, hi_sum)
-    tau = tau + centre_roundoff
-    lower, upper, b_interval, b_centred, statuses = _fused_finish(data, qa, q, r1, hi, weighted)
+    b_interval = (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0)
+    b_centred = (bc_lo, bc_hi) if data.centre else None
+    statuses = ({"margin": geo} if not data.fit_intercept else
+                {"plain": geo, "centred": geo_c} if data.centre else {"plain": geo})
     status = {"ball": statuses}
     new_state = None
     if rule in ("bt2", "it"):
@@ -527,11 +537,13 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         if data.fit_intercept:
             b_interval = (max(b_interval[0], b_interval2[0]), min(b_interval[1], b_interval2[1]))
     def add_pairwise(zero, bound):
-        if pairwise and data.fit_intercept:
-            status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
-                                                 2.0 * centre_roundoff)
-    zero, bound = _classify(lower, upper, tau, status,
-                            add_pairwise if pairwise and data.fit_intercept else None)
+        status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
+                                             2.0 * centre_roundoff)
+    if classify_now:
+        status["conflicts"] = conflicts
+    else:
+        zero, bound = _classify(lower, upper, tau, status,
+                                add_pairwise if pairwise and data.fit_intercept else None)
     seconds = time.perf_counter() - start
     return ScreeningResult(
         rule=rule, lower=lower, upper=upper, screened_zero=zero.view(bool),
@@ -630,7 +642,7 @@ def _quadratic_roundoff(data, a, b):
 
 def _roundoff_of_l1(data, a_l1, b_l1):
     """``_quadratic_roundoff`` from ||a||_1 and ||b||_1."""
-    return 1e-15 * data.kernel_max * a_l1 * b_l1
+    return _rules.quadratic_roundoff(data.kernel_max, a_l1, b_l1)
 
 
 def _margin_roundoff(data, alpha, q, hi):
@@ -641,7 +653,7 @@ def _margin_roundoff(data, alpha, q, hi):
 
 def _margin_roundoff_of_l1(data, alpha_l1, q, hi_sum):
     """``_margin_roundoff`` from ||alpha||_1 and sum_i hi_i."""
-    return 1e-15 * data.kernel_max * (1.0 + q) * (alpha_l1 + hi_sum)
+    return _rules.margin_roundoff(data.kernel_max, q, alpha_l1, hi_sum)
 
 
 def _pairwise(data, qa, q, radius, hi, zero, bound, slack):
