@@ -120,7 +120,9 @@ class PathResult:
     ---------------------------------
     C, objective, duality_gap, intercept, n_sv, n_zero (|R|: a = 0),
     n_bound (|L|: a = C_i), screened_zero (|R'|), screened_bound (|L'|),
-    put_back, n_iter, rule_seconds, solve_seconds.
+    put_back, n_iter, rule_seconds (the screening rule), solve_seconds (the
+    solve, including setting the screened variables of the warm start to
+    their bounds).
     alphas : list of ndarray or None
         The solutions, with ``keep="all"``.
     cv_accuracy : ndarray of shape (n_folds, n_C) or None
@@ -297,15 +299,22 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             scale = C / C_prev
             alpha0 = np.minimum(alpha * scale, hi)
             grad0 = scale * (grad - p) + p
-            if screening is not None:
-                rule_start = _clock()
-                zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi, gap)
-                alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
-                                                            bound, counts=True)
-                rule_seconds = _clock() - rule_start
-                if fixed is not None:
-                    n_screened_zero, n_screened_bound = counts
-        solve_start = _clock()
+        solve_start = None
+        if alpha is not None and screening is not None:
+            # rule_seconds: the rule (bounds and sets, O(n) given Q alpha);
+            # moving the proved variables to their bounds in the warm start
+            # (kernel columns of those that move) is solver work, timed with
+            # the solve.
+            rule_start = _clock()
+            zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi, gap)
+            solve_start = _clock()
+            rule_seconds = solve_start - rule_start
+            alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
+                                                        bound, counts=True)
+            if fixed is not None:
+                n_screened_zero, n_screened_bound = counts
+        if solve_start is None:
+            solve_start = _clock()
         result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
                                          grad0=grad0, tol=tol, shrinking=shrinking,
                                          max_iter=max_iter)
