@@ -230,8 +230,9 @@ def main():
     print(f"  screening on vs off (both warm + shrinking): "
           f"{geometric_mean(ratios['screen']):.2f}x (target >= 1.3)")
     print(f"  default / oracle time: {geometric_mean(ratios['oracle']):.2f} (target <= 2)")
-    print(f"  warm+shrink / oracle time (what a perfect rule could give): "
-          f"{geometric_mean(np.array(ratios['oracle']) * np.array(ratios['screen'])):.2f}x")
+    if ratios["oracle"]:
+        print(f"  warm+shrink / oracle time (what a perfect rule could give): "
+              f"{geometric_mean(np.array(ratios['oracle']) * np.array(ratios['screen'])):.2f}x")
     for arm, stats in per_rule.items():
         share = np.array(stats["rule_share"])
         if share.size:
