@@ -394,6 +394,27 @@ def _fused_finish(data, qa, q, r1, hi, weighted, target=0.0, geometry=0, qs=None
 _NO_INDEX = np.empty(0, dtype=np.intp)
 
 
+def _budget_shat(shat, state, qa, y, hi, q, b_lo, b_hi, fit_intercept, budget):
+    """s-hat moved from the previous one (``state.shat``, zeros without a
+    state) towards the argmax ``shat`` by at most ``budget`` changes: those
+    whose NC3 term hi_i |1 - t qa_i - y_i b| is largest (t = (1 + q)/2, b the
+    midpoint of the intercept interval, 0 bias-free or unbounded;
+    ``_rules.choose_shat`` for the objective).  Any s is safe for BT2."""
+    previous = (state.shat if state is not None and state.shat.shape == shat.shape
+                else np.zeros_like(shat))
+    changed = np.flatnonzero(shat != previous)
+    if changed.size <= budget:
+        return shat
+    b = 0.5 * (b_lo + b_hi) if fit_intercept and np.isfinite(b_lo + b_hi) else 0.0
+    t = 0.5 * (1.0 + q)
+    term = hi[changed] * np.abs(1.0 - t * qa[changed] - (y[changed] * b if fit_intercept
+                                                             else 0.0))
+    keep = changed[np.argsort(-term, kind="stable")[:max(budget, 0)]]
+    out = previous.copy()
+    out[keep] = shat[keep]
+    return out
+
+
 def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
     """Q (shat * hi) by the cheapest of three equal expressions (kernel form;
     the cost is one kernel column per nonzero coefficient):
@@ -434,7 +455,8 @@ def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
 
 
 def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
-           pairwise=False, shat_state=None, exact_reference=False, gap_ref=None):
+           pairwise=False, shat_state=None, exact_reference=False, gap_ref=None,
+           shat_budget=None):
     """Screen for the target box ``hi`` from a reference at ``hi_ref``.
 
     Parameters
@@ -467,6 +489,13 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     gap_ref : objective.Gap or None
         ``duality_gap(alpha_ref, grad_ref, -1, 0, hi_ref, y)`` if the caller
         already has it (a path computes it for its result); None computes it.
+    shat_budget : int or None
+        BT2/IT, kernel form: change at most this many entries of s-hat from
+        ``shat_state.shat`` (all zeros without a state), those whose term in
+        the NC3 objective is largest, so that Q s costs at most that many
+        kernel columns.  BT2 holds for any s (paper 000, Thm 7; only its
+        strength depends on s), so this trades strength for cost, safely.
+        None: the argmax s of ``_rules.choose_shat``.
 
     Returns
     -------
@@ -524,6 +553,9 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         shat = np.zeros(n, dtype=np.uint8)
         _rules.choose_shat(qa, y, hi, q, b_lo, b_hi, data.fit_intercept, shat)
         shat = shat.astype(bool)
+        if shat_budget is not None and not data.linear:
+            shat = _budget_shat(shat, shat_state, qa, y, hi, q, b_lo, b_hi,
+                                data.fit_intercept, int(shat_budget))
         new_state = _update_shat_state(data, shat, hi, shat_state, alpha, qa, q)
         qs = np.ascontiguousarray(new_state.qs)
         r2, phi_norm, r2sq_raw = _rules.bt2_ball(

@@ -192,3 +192,37 @@ def test_precomputed_gap_gives_the_same_screen(rule):
     assert a.lower.tolist() == b.lower.tolist() and a.upper.tolist() == b.upper.tolist()
     assert a.screened_zero.tolist() == b.screened_zero.tolist()
     assert a.screened_bound.tolist() == b.screened_bound.tolist()
+
+
+@pytest.mark.parametrize("rule", ["it", "bt2"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_budgeted_shat_is_safe_and_keeps_q_shat_exact(rule, fit_intercept):
+    """BT2/IT with at most ``shat_budget`` changes of s-hat per step (the
+    path's cap on Q s columns): Q s stays the fresh product, s moves by at
+    most the budget, and no sample is screened wrongly (exact optima)."""
+    from _reference import svc_margins
+    rng = np.random.default_rng(11)
+    n = 40
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    gamma = 1.0 / 3
+    K = np.exp(-gamma * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    Q = y[:, None] * y[None] * K
+    data = ScreeningData(X, y, kernel="rbf", gamma=gamma, fit_intercept=fit_intercept)
+    state, c_prev = None, 0.05
+    alpha_prev, _ = exact_svc(K, y, np.full(n, c_prev), fit_intercept)
+    for c in (0.07, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2):
+        result = screen(data, alpha_prev, Q @ alpha_prev - 1, c_prev, c, rule,
+                        shat_state=state, shat_budget=3)
+        previous = state.shat if state is not None else np.zeros(n, bool)
+        assert np.count_nonzero(result.shat_state.shat != previous) <= 3
+        state = result.shat_state
+        np.testing.assert_allclose(state.qs, Q @ (state.shat * c), atol=1e-10)
+        alpha, b_range = exact_svc(K, y, np.full(n, c), fit_intercept)
+        assert not np.any(result.screened_zero & (alpha > 1e-9))
+        assert not np.any(result.screened_bound & (alpha < c - 1e-9))
+        for b in (b_range if fit_intercept else (0.0,)):
+            margins = svc_margins(K, y, alpha, b)
+            assert np.all(result.lower <= margins + 1e-7)
+            assert np.all(margins <= result.upper + 1e-7)
+        alpha_prev, c_prev = alpha, c
