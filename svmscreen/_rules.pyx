@@ -27,7 +27,7 @@ reference.  No Python objects inside the nogil blocks.
 """
 import numpy as np
 
-from libc.math cimport ceil, floor, sqrt, fabs, fmax, fmin, INFINITY
+from libc.math cimport ceil, floor, sqrt, fabs, fmax, fmin, INFINITY, NAN
 from libc.stdlib cimport malloc, free, qsort
 
 from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
@@ -113,7 +113,7 @@ cdef void _sort_with_suffix(const double* values, const double* weight,
         suffix[i] = suffix[i + 1] + pairs[i].weight
 
 
-cdef int _count_interval(const double* beta_lo, const double* beta_hi,
+cdef int _count_interval(double* beta_lo, double* beta_hi,
                          const double* y, const double* weight, Py_ssize_t n,
                          bint weighted, double target, double* b_lo,
                          double* b_hi) noexcept nogil:
@@ -132,10 +132,12 @@ cdef int _count_interval(const double* beta_lo, const double* beta_hi,
     loss: y'beta = y'mu), sum_{y>0} a_i + sum_{y<0} (C_i - a_i) =
     C_N + target, so C_N becomes C_N + target; the count then always runs
     weighted (target is a sum of C_i, not a number of samples).
+
+    The unweighted count selects in place: it permutes beta_lo and beta_hi
+    (callers pass scratch).
     """
     cdef Py_ssize_t i, k, start, n_pos = 0
     cdef double total = 0.0, c_neg = 0.0, tail
-    cdef double* work
     cdef WeightedValue* pairs
     cdef double* suffix
     for i in range(n):
@@ -148,22 +150,8 @@ cdef int _count_interval(const double* beta_lo, const double* beta_hi,
     if target != 0.0:
         weighted = True
     if not weighted:
-        work = <double*> malloc(n * sizeof(double))
-        if work == NULL:
-            return -1
-        if n_pos == 0:
-            b_lo[0] = -INFINITY
-        else:
-            for i in range(n):
-                work[i] = beta_lo[i]
-            b_lo[0] = _select(work, n, n_pos - 1)
-        if n_pos == n:
-            b_hi[0] = INFINITY
-        else:
-            for i in range(n):
-                work[i] = beta_hi[i]
-            b_hi[0] = _select(work, n, n_pos)
-        free(work)
+        b_lo[0] = -INFINITY if n_pos == 0 else _select(&beta_lo[0], n, n_pos - 1)
+        b_hi[0] = INFINITY if n_pos == n else _select(&beta_hi[0], n, n_pos)
         return 0
     pairs = <WeightedValue*> malloc(n * sizeof(WeightedValue))
     suffix = <double*> malloc((n + 1) * sizeof(double))
@@ -342,6 +330,50 @@ cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
 # intercept: thresholds -> interval -> margins   (bias_screening.md, sec. 2)
 # ---------------------------------------------------------------------------
 
+cdef int _scores_to_margins(const double[::1] score_lo, const double[::1] score_hi,
+                            const double[::1] y, const double[::1] weight,
+                            bint weighted, double target, double[::1] beta_lo,
+                            double[::1] beta_hi, double[::1] lower, double[::1] upper,
+                            double* b_lo, double* b_hi) noexcept nogil:
+    """score_lo_i <= w*'v_i <= score_hi_i  ->  the intercept interval and the
+    margin bounds (bias_screening.md, Thm 2 and sec. 2.3), tightening
+    lower/upper in place.  beta_lo/beta_hi are scratch of length n.
+    Returns 0, or -1 if out of memory."""
+    cdef Py_ssize_t i, n = y.shape[0]
+    for i in range(n):
+        beta_lo[i] = y[i] - score_hi[i]
+        beta_hi[i] = y[i] - score_lo[i]
+    if _count_interval(&beta_lo[0], &beta_hi[0], &y[0], &weight[0], n, weighted, target,
+                       b_lo, b_hi):
+        return -1
+    _margins_loop(score_lo, score_hi, y, b_lo[0], b_hi[0], lower, upper)
+    return 0
+
+
+cdef void _margins_loop(const double[::1] score_lo, const double[::1] score_hi,
+                        const double[::1] y, double b_lo, double b_hi,
+                        double[::1] lower, double[::1] upper) noexcept nogil:
+    """Bounds of the margin y_i (w*'v_i + b*) over the box
+    [score_lo, score_hi] x [b_lo, b_hi] (bias_screening.md, sec. 2.3):
+        y = +1:  l = score_lo + b_lo,   u = score_hi + b_hi
+        y = -1:  l = -score_hi - b_hi,  u = -score_lo - b_lo
+    keeping the tighter of the new and the old values."""
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef double lo, up
+    for i in range(n):
+        if y[i] > 0:
+            lo = score_lo[i] + b_lo
+            up = score_hi[i] + b_hi
+        else:
+            lo = -score_hi[i] - b_hi
+            up = -score_lo[i] - b_lo
+        # the tighter of the two (a NaN bound, never expected, is ignored)
+        if lo > lower[i]:
+            lower[i] = lo
+        if up < upper[i]:
+            upper[i] = up
+
+
 def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
                        const double[::1] y, const double[::1] weight,
                        bint weighted, double target=0.0):
@@ -375,49 +407,84 @@ def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
 def margins_with_intercept(const double[::1] score_lo, const double[::1] score_hi,
                            const double[::1] y, double b_lo, double b_hi,
                            double[::1] lower, double[::1] upper):
-    """Bounds of the margin y_i (w*'v_i + b*) over the box
-    [score_lo, score_hi] x [b_lo, b_hi] (bias_screening.md, sec. 2.3):
-        y = +1:  l = score_lo + b_lo,   u = score_hi + b_hi
-        y = -1:  l = -score_hi - b_hi,  u = -score_lo - b_lo
-    Writes into lower/upper, keeping the tighter of the new and the old
-    values (so callers can combine several valid boxes).
-    """
-    cdef Py_ssize_t i, n = y.shape[0]
-    cdef double lo, up
+    """``_margins_loop`` for Python callers: writes into lower/upper, keeping
+    the tighter of the new and the old values (so callers can combine
+    several valid boxes)."""
     with nogil:
-        for i in range(n):
-            if y[i] > 0:
-                lo = score_lo[i] + b_lo
-                up = score_hi[i] + b_hi
-            else:
-                lo = -score_hi[i] - b_hi
-                up = -score_lo[i] - b_lo
-            lower[i] = fmax(lower[i], lo)
-            upper[i] = fmin(upper[i], up)
+        _margins_loop(score_lo, score_hi, y, b_lo, b_hi, lower, upper)
+
+
+def scores_to_margins(const double[::1] score_lo, const double[::1] score_hi,
+                      const double[::1] y, const double[::1] weight, bint weighted,
+                      double target, double[::1] lower, double[::1] upper):
+    """The intercept count and the margins of one score box in one call
+    (``_scores_to_margins``); returns (b_lo, b_hi)."""
+    cdef Py_ssize_t n = y.shape[0]
+    cdef double[::1] beta_lo = np.empty(n), beta_hi = np.empty(n)
+    cdef double b_lo = 0.0, b_hi = 0.0
+    cdef int err
+    with nogil:
+        err = _scores_to_margins(score_lo, score_hi, y, weight, weighted, target,
+                                 beta_lo, beta_hi, lower, upper, &b_lo, &b_hi)
+    if err:
+        raise MemoryError("scores_to_margins")
+    return b_lo, b_hi
+
+
+cdef void _classify_loop(const double[::1] lower, const double[::1] upper, double tau,
+                         unsigned char[::1] screened_zero,
+                         unsigned char[::1] screened_bound) noexcept nogil:
+    """R' = {l_i > 1 + tau} (a_i = 0), L' = {u_i < 1 - tau} (a_i = C_i)
+    (paper 000, eqs. 7-9, with the safety margin of pitfall 5); ORs into the
+    masks."""
+    cdef Py_ssize_t i, n = lower.shape[0]
+    for i in range(n):
+        if lower[i] > 1.0 + tau:
+            screened_zero[i] = 1
+        if upper[i] < 1.0 - tau:
+            screened_bound[i] = 1
+
+
+cdef Py_ssize_t _drop_conflicts_loop(unsigned char[::1] screened_zero,
+                                     unsigned char[::1] screened_bound) noexcept nogil:
+    """A sample certified both ways means inconsistent inputs (only possible
+    through round-off): screen it neither way.  Returns how many."""
+    cdef Py_ssize_t i, n = screened_zero.shape[0], conflicts = 0
+    for i in range(n):
+        if screened_zero[i] and screened_bound[i]:
+            screened_zero[i] = 0
+            screened_bound[i] = 0
+            conflicts += 1
+    return conflicts
 
 
 def classify(const double[::1] lower, const double[::1] upper, double tau,
              unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
-    """R' = {l_i > 1 + tau} (a_i = 0), L' = {u_i < 1 - tau} (a_i = C_i)
-    (paper 000, eqs. 7-9, with the safety margin of pitfall 5).  ORs into the
-    masks.  Returns (number in R', number in L')."""
+    """``_classify_loop`` (ORs into the masks).  Returns (number in R',
+    number in L')."""
     cdef Py_ssize_t i, n = lower.shape[0], n_zero = 0, n_bound = 0
     with nogil:
+        _classify_loop(lower, upper, tau, screened_zero, screened_bound)
         for i in range(n):
-            if lower[i] > 1.0 + tau:
-                screened_zero[i] = 1
-            if upper[i] < 1.0 - tau:
-                screened_bound[i] = 1
             n_zero += screened_zero[i]
             n_bound += screened_bound[i]
     return n_zero, n_bound
+
+
+def drop_conflicts(unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
+    """``_drop_conflicts_loop``; returns the number of conflicts dropped."""
+    cdef Py_ssize_t conflicts
+    with nogil:
+        conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+    return conflicts
 
 
 # ---------------------------------------------------------------------------
 # DVI / BT1 / gap-DVI: one ball
 # ---------------------------------------------------------------------------
 
-def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
+cdef inline double _gap_dvi_radius(double q, double W, double gap0,
+                                   double roundoff) noexcept nogil:
     """Radius of the gap-DVI ball (bias_screening.md, Thm 4):
         r^2 = 1/4 (q - 1)^2 ||w_ref||^2 + q gap_0,   q = C / C_ref.
     At gap_0 = 0 this is DVI's |C - C_ref| / (2 C_ref) ||w_ref|| (paper 003,
@@ -429,19 +496,142 @@ def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
                      + q * (fmax(gap0, 0.0) + roundoff), 0.0))
 
 
-def ball_rule(const double[::1] vdot_w, const double[::1] vnorm, double q,
-              double radius, double[::1] lower, double[::1] upper):
-    """Bounds of v_i'w* over B((1 + q)/2 w_ref, radius): the DVI / BT1 /
-    gap-DVI ball (centre (1 + q)/2 w_ref: paper 003 Cor. 12, paper 000
-    eq. 16, bias_screening Thm 4).  vdot_w[i] = v_i'w_ref."""
-    cdef Py_ssize_t i, n = vdot_w.shape[0]
-    centre_arr = np.empty(n)
-    cdef double[::1] centre = centre_arr
-    cdef double t = 0.5 * (1.0 + q)
-    with nogil:
+def gap_dvi_radius(double q, double W, double gap0, double roundoff=0.0):
+    """``_gap_dvi_radius`` (bias_screening.md, Thm 4)."""
+    return _gap_dvi_radius(q, W, gap0, roundoff)
+
+
+cdef double _dots_shift(const double[::1] qvec, const double[::1] y, bint fit_intercept,
+                        const Py_ssize_t[::1] centre_index) noexcept nogil:
+    """v_i'w = y_i qvec_i - shift for the w whose Q-products are qvec
+    (qvec_i = z_i'w), with the intercept: v_i = phi_i gives shift 0 and
+    v_i = phi_i - c, c the mean of phi over the centring subsample S
+    (``centre_index``, not empty), shift = mean_{j in S} w'phi_j
+    (bias_screening.md, sec. 2.4a).  Bias-free, v_i = z_i: v_i'w = qvec_i
+    (shift 0, no y)."""
+    cdef Py_ssize_t i, m = centre_index.shape[0]
+    cdef double mean = 0.0
+    if not fit_intercept or m == 0:
+        return 0.0
+    for i in range(m):
+        mean += y[centre_index[i]] * qvec[centre_index[i]]
+    return mean / m
+
+
+# Rows of the scratch ``work`` of the fused routines below.
+cdef enum:
+    W_DOT_W = 0      # the thresholds beta_lo
+    W_DOT_S = 1      # the thresholds beta_hi
+    W_CENTRE1 = 2    # v_i'm1
+    W_CENTRE2 = 3    # v_i'm2
+    W_LO = 4         # score bounds
+    W_HI = 5
+    N_WORK_ROWS = 6
+WORK_ROWS = N_WORK_ROWS
+
+
+cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double[::1] y,
+                        const double[::1] hi, double q, double r1, double r2,
+                        double phi_norm, int geometry, const double[::1] norms,
+                        const double[::1] centred_norms,
+                        const Py_ssize_t[::1] centre_index, bint fit_intercept,
+                        bint weighted, double target, double[::1] lower,
+                        double[::1] upper, double[:, ::1] work, double* b,
+                        int* statuses) noexcept nogil:
+    """What ``screening._finish`` does, for one of the ball geometries, in
+    typed loops: per v-set (bias-free: z_i; intercept: phi_i, and phi_i - c
+    when ``centre_index`` is not empty), the score bounds over the region,
+    then the intercept count and the margins, the tightest kept (all are
+    valid: bias_screening.md, sec. 2.3-2.4a).
+
+    geometry 0: the (gap-)DVI / BT1 ball B((1 + q)/2 w_ref, r1)
+                (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4);
+             1: the BT2 ball B(m2, r2), v'm2 = 1/2 (v'w_ref + v'(sum s_j C_j z_j))
+                (paper 000, Thm 7);
+             2: BT1 cap BT2 (paper 000, Thm 8), phi_norm = ||m1 - m2||.
+    b[0:2] = plain interval, b[2:4] = centred one; statuses[0:2] the
+    geometry statuses of the sets.  Returns 0, or -1 out of memory.
+    """
+    cdef Py_ssize_t i, k, n = qa.shape[0]
+    cdef const Py_ssize_t[::1] no_index = centre_index[:0]
+    cdef const Py_ssize_t[::1] index
+    cdef double[::1] d_w = work[W_DOT_W], d_s = work[W_DOT_S]
+    cdef double[::1] c1 = work[W_CENTRE1], c2 = work[W_CENTRE2]
+    cdef double[::1] s_lo = work[W_LO], s_hi = work[W_HI]
+    cdef double[::1] out_lo, out_hi
+    cdef double t = 0.5 * (1.0 + q), shift_w, shift_s, dw, ds
+    cdef int n_sets = 1 if (not fit_intercept or centre_index.shape[0] == 0) else 2
+    for i in range(n):
+        lower[i] = -INFINITY
+        upper[i] = INFINITY
+    for k in range(n_sets):
+        index = no_index if k == 0 else centre_index
+        out_lo = s_lo if fit_intercept else lower
+        out_hi = s_hi if fit_intercept else upper
+        shift_w = _dots_shift(qa, y, fit_intercept, index)
+        shift_s = _dots_shift(qs, y, fit_intercept, index) if geometry != 0 else 0.0
         for i in range(n):
-            centre[i] = t * vdot_w[i]
-        ball_bounds_loop(centre, vnorm, radius, lower, upper)
+            dw = (y[i] * qa[i] if fit_intercept else qa[i]) - shift_w      # v_i'w_ref
+            # v'm1, m1 = (1 + q)/2 w_ref: the DVI / BT1 / gap-DVI centre
+            # (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4)
+            c1[i] = t * dw
+            if geometry != 0:
+                ds = (y[i] * qs[i] if fit_intercept else qs[i]) - shift_s  # v_i' sum s_j C_j z_j
+                # v'm2, m2 = 1/2 (w_ref + sum_j s_j C_j z_j) (paper 000, Thm 7)
+                c2[i] = 0.5 * (dw + ds)
+        if geometry == 0:
+            ball_bounds_loop(c1, norms if k == 0 else centred_norms, r1, out_lo, out_hi)
+            statuses[k] = 0
+        elif geometry == 1:
+            ball_bounds_loop(c2, norms if k == 0 else centred_norms, r2, out_lo, out_hi)
+            statuses[k] = 0
+        else:
+            statuses[k] = two_ball_bounds_loop(c1, c2, norms if k == 0 else centred_norms,
+                                               r1, r2, phi_norm, out_lo, out_hi)
+        if fit_intercept:
+            # d_w, d_s are scratch for the thresholds
+            if _scores_to_margins(s_lo, s_hi, y, hi, weighted, target, d_w, d_s,
+                                  lower, upper, &b[2 * k], &b[2 * k + 1]):
+                return -1
+    return 0
+
+
+def fused_margins(const double[::1] qa, const double[::1] qs, const double[::1] y,
+                  const double[::1] hi, double q, double r1, double r2, double phi_norm,
+                  int geometry, const double[::1] norms, const double[::1] centred_norms,
+                  const Py_ssize_t[::1] centre_index, bint fit_intercept, bint weighted,
+                  double target, double[::1] lower, double[::1] upper,
+                  double[:, ::1] work):
+    """``_fused_margins`` (geometry 0 DVI ball, 1 BT2 ball, 2 IT) for
+    Python: the margin bounds of every sample in one call, O(n) given
+    Q alpha_ref (and Q s for BT2/IT; pass qa for qs with geometry 0).
+    ``work`` is scratch of shape (WORK_ROWS, n); lower/upper are overwritten.
+
+    Returns
+    -------
+    (b_lo, b_hi, b_lo_centred, b_hi_centred, status, status_centred):
+        intercept intervals (0 bias-free; the centred one nan without
+        centring) and the geometry statuses.
+    """
+    cdef Py_ssize_t n = qa.shape[0]
+    cdef double b[4]
+    cdef int statuses[2]
+    cdef int err
+    if (work.shape[0] < N_WORK_ROWS or work.shape[1] != n or qs.shape[0] != n
+            or y.shape[0] != n or hi.shape[0] != n or norms.shape[0] != n
+            or lower.shape[0] != n or upper.shape[0] != n
+            or (centre_index.shape[0] > 0 and centred_norms.shape[0] != n)):
+        raise ValueError("fused_margins: inconsistent lengths")
+    b[0] = b[1] = 0.0
+    b[2] = b[3] = NAN
+    statuses[0] = statuses[1] = 0
+    with nogil:
+        err = _fused_margins(qa, qs, y, hi, q, r1, r2, phi_norm, geometry, norms,
+                             centred_norms, centre_index, fit_intercept, weighted, target,
+                             lower, upper, work, b, statuses)
+    if err:
+        raise MemoryError("fused_margins")
+    return b[0], b[1], b[2], b[3], statuses[0], statuses[1]
 
 
 # ---------------------------------------------------------------------------
@@ -547,40 +737,6 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
         # NC3 is tight at the optimum) is never declared disjoint.
         r2sq_safe = r2sq + ROUNDOFF * magnitude + roundoff
     return sqrt(fmax(r2sq_safe, 0.0)), sqrt(fmax(phisq, 0.0)), r2sq
-
-
-def bt2_rule(const double[::1] vdot_w, const double[::1] vdot_s,
-             const double[::1] vnorm, double r2, double[::1] lower,
-             double[::1] upper):
-    """Bounds over the BT2 ball B(m2, r2) (paper 000, Thm 7 + Lemma 1);
-    v_i'm2 = 1/2 (vdot_w + vdot_s), vdot_s[i] = v_i' sum_j s_j C_j z_j."""
-    cdef Py_ssize_t i, n = vdot_w.shape[0]
-    centre_arr = np.empty(n)
-    cdef double[::1] centre = centre_arr
-    with nogil:
-        for i in range(n):
-            centre[i] = 0.5 * (vdot_w[i] + vdot_s[i])
-        ball_bounds_loop(centre, vnorm, r2, lower, upper)
-
-
-def it_rule(const double[::1] vdot_w, const double[::1] vdot_s,
-            const double[::1] vnorm, double q, double r1, double r2,
-            double phi_norm, double[::1] lower, double[::1] upper):
-    """Bounds over BT1 cap BT2 (paper 000, Thm 8): m1 = (1 + q)/2 w_ref with
-    radius r1 (gap-DVI, bias_screening Thm 4), m2 and r2 as in ``bt2_ball``.
-    Returns the geometry status of ``_bounds.two_ball_bounds``."""
-    cdef Py_ssize_t i, n = vdot_w.shape[0]
-    d1_arr = np.empty(n)
-    d2_arr = np.empty(n)
-    cdef double[::1] d1 = d1_arr, d2 = d2_arr
-    cdef double t = 0.5 * (1.0 + q)
-    cdef int status
-    with nogil:
-        for i in range(n):
-            d1[i] = t * vdot_w[i]
-            d2[i] = 0.5 * (vdot_w[i] + vdot_s[i])
-        status = two_ball_bounds_loop(d1, d2, vnorm, r1, r2, phi_norm, lower, upper)
-    return status
 
 
 # ---------------------------------------------------------------------------
@@ -750,3 +906,303 @@ def csr_centred_sq_norms(const int[::1] indptr, const int[::1] indices,
                 xc += data[p] * centre[indices[p]]
             out[i] = fmax(s - 2.0 * xc + cc, 0.0)
     return out_arr
+
+
+# ---------------------------------------------------------------------------
+# the scalars of a reference, in one pass (the path screens at every C)
+# ---------------------------------------------------------------------------
+
+cdef struct Summary:
+    double q            # hi = q hi_ref
+    bint weighted       # the box differs between samples
+    double W            # alpha'Q alpha = ||w_ref||^2
+    double alpha_l1     # ||alpha||_1
+    double hi_sum       # sum_i hi_i
+
+
+cdef int _reference_summary(const double[::1] alpha, const double[::1] qa,
+                            const double[::1] hi_ref, const double[::1] hi,
+                            Summary* out) noexcept nogil:
+    """The scalars of a reference, in one typed pass, with the boxes checked:
+        q = hi_0 / hi_ref_0 (the boxes must be proportional, hi = q hi_ref:
+            bias_screening.md, sec. 2.5),
+        weighted = the box differs between samples (then the weighted count),
+        W = alpha'Q alpha = ||w_ref||^2 (paper 000, eq. 16),
+        ||alpha||_1 and sum_i hi_i (round-off bounds, docs/screening.md sec. 8).
+    Returns 0, or -1 when a box is not positive and finite, the boxes are
+    not proportional, or the lengths differ."""
+    cdef Py_ssize_t i, n = alpha.shape[0]
+    if n == 0 or qa.shape[0] != n or hi_ref.shape[0] != n or hi.shape[0] != n:
+        return -1
+    out.q = _box_ratio(hi, hi_ref)
+    if not out.q > 0.0:
+        return -1
+    out.weighted = False
+    out.W = 0.0
+    out.alpha_l1 = 0.0
+    out.hi_sum = 0.0
+    for i in range(n):
+        if hi[i] != hi[0]:
+            out.weighted = True
+        out.W += alpha[i] * qa[i]
+        out.alpha_l1 += fabs(alpha[i])
+        out.hi_sum += hi[i]
+    return 0
+
+
+def reference_summary(const double[::1] alpha, const double[::1] qa,
+                      const double[::1] hi_ref, const double[::1] hi):
+    """``_reference_summary``: (q, weighted, W, alpha_l1, hi_sum), or None
+    when the boxes are not positive, finite and proportional (the caller
+    then reports which)."""
+    cdef Summary s
+    cdef int err
+    with nogil:
+        err = _reference_summary(alpha, qa, hi_ref, hi, &s)
+    if err:
+        return None
+    return s.q, s.weighted, s.W, s.alpha_l1, s.hi_sum
+
+
+# Round-off bounds (docs/screening.md sec. 8; bias_screening.md sec. 7, the
+# 'round-off' remark): a quadratic form a'Qb summed as sum_i a_i (Qb)_i errs
+# by about eps n max|Q| ||a||_1 ||b||_1; we use 1e-15 max_i K_ii ||a||_1 ||b||_1
+# (|K_ij| <= max K_ii for a PSD kernel).  The margin centres (1+q)/2 (Q alpha)_i
+# err by at most 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i).
+cdef inline double _quadratic_roundoff(double kernel_max, double a_l1,
+                                       double b_l1) noexcept nogil:
+    return 1e-15 * kernel_max * a_l1 * b_l1
+
+
+cdef inline double _margin_roundoff(double kernel_max, double q, double alpha_l1,
+                                    double hi_sum) noexcept nogil:
+    return 1e-15 * kernel_max * (1.0 + q) * (alpha_l1 + hi_sum)
+
+
+def quadratic_roundoff(double kernel_max, double a_l1, double b_l1):
+    """``_quadratic_roundoff``: bound on the round-off of a'Qb."""
+    return _quadratic_roundoff(kernel_max, a_l1, b_l1)
+
+
+def margin_roundoff(double kernel_max, double q, double alpha_l1, double hi_sum):
+    """``_margin_roundoff``: bound on the round-off of the margin centres."""
+    return _margin_roundoff(kernel_max, q, alpha_l1, hi_sum)
+
+
+def ball_screen(const double[::1] alpha, const double[::1] qa, const double[::1] y,
+                const double[::1] hi_ref, const double[::1] hi, double gap0,
+                bint exact_reference, double kernel_max, double tau,
+                const double[::1] norms, const double[::1] centred_norms,
+                const Py_ssize_t[::1] centre_index, bint fit_intercept,
+                double[::1] lower, double[::1] upper, double[:, ::1] work,
+                unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
+    """The (gap-)DVI step of ``screening.screen`` in one typed call, O(n)
+    given qa = Q alpha_ref and the reference's duality gap gap0:
+
+        the reference's scalars (``_reference_summary``),
+        r1^2 = 1/4 (q - 1)^2 ||w_ref||^2 + q gap0   (bias_screening.md Thm 4;
+            DVI at gap0 = 0: paper 003 Cor. 12, paper 000 eq. 16), both terms
+            widened by the round-off of W and gap0 unless ``exact_reference``,
+        the margins over the ball with the intercept count
+            (``_fused_margins``, geometry 0),
+        and, if the masks are not empty, R' = {l > 1 + tau'}, L' = {u < 1 - tau'}
+            with conflicts dropped, tau' = tau + the round-off of the centres.
+
+    Returns None when the boxes are not positive, finite and proportional,
+    else (q, weighted, alpha_l1, hi_sum, r1, tau', b_lo, b_hi, b_lo_centred,
+    b_hi_centred, conflicts, status, status_centred).
+    """
+    cdef Py_ssize_t i, n = alpha.shape[0]
+    cdef Summary s
+    cdef double b[4]
+    cdef int statuses[2]
+    cdef double r1 = 0.0, tau_eff = tau, roundoff
+    cdef int err = 0
+    cdef Py_ssize_t conflicts = 0
+    cdef bint classify_now = screened_zero.shape[0] > 0
+    if (y.shape[0] != n or norms.shape[0] != n or lower.shape[0] != n
+            or upper.shape[0] != n or work.shape[0] < N_WORK_ROWS or work.shape[1] != n
+            or (centre_index.shape[0] > 0 and centred_norms.shape[0] != n)
+            or (classify_now and (screened_zero.shape[0] != n
+                                  or screened_bound.shape[0] != n))):
+        raise ValueError("ball_screen: inconsistent lengths")
+    b[0] = b[1] = 0.0
+    b[2] = b[3] = NAN
+    statuses[0] = statuses[1] = 0
+    with nogil:
+        err = _reference_summary(alpha, qa, hi_ref, hi, &s)
+        if not err:
+            roundoff = 0.0 if exact_reference else _quadratic_roundoff(
+                kernel_max, s.alpha_l1, s.alpha_l1)
+            r1 = _gap_dvi_radius(s.q, s.W, gap0, roundoff)
+            tau_eff = tau + _margin_roundoff(kernel_max, s.q, s.alpha_l1, s.hi_sum)
+            err = 2 * _fused_margins(qa, qa, y, hi, s.q, r1, 0.0, 0.0, 0, norms,
+                                     centred_norms, centre_index, fit_intercept, s.weighted,
+                                     0.0, lower, upper, work, b, statuses)
+        if not err and classify_now:
+            for i in range(n):
+                screened_zero[i] = 0
+                screened_bound[i] = 0
+            _classify_loop(lower, upper, tau_eff, screened_zero, screened_bound)
+            conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+    if err == -1:
+        return None
+    if err:
+        raise MemoryError("ball_screen")
+    return (s.q, s.weighted, s.alpha_l1, s.hi_sum, r1, tau_eff, b[0], b[1], b[2], b[3],
+            conflicts, statuses[0], statuses[1])
+
+
+cdef double _box_ratio(const double[::1] hi, const double[::1] hi_ref) noexcept nogil:
+    """q with hi = q hi_ref, both positive and finite, within 1e-12 q (the
+    rules need proportional boxes: the theta-box [0, hi/C] is then C-free,
+    bias_screening.md sec. 2.5); NAN if not."""
+    cdef Py_ssize_t i, n = hi.shape[0]
+    cdef double q
+    if n == 0 or hi_ref.shape[0] != n:
+        return NAN
+    q = hi[0] / hi_ref[0]
+    for i in range(n):
+        if not (hi[i] > 0.0 and hi[i] < INFINITY and hi_ref[i] > 0.0
+                and hi_ref[i] < INFINITY):
+            return NAN
+        if fabs(hi[i] / hi_ref[i] - q) > 1e-12 * q:
+            return NAN
+    return q if q > 0.0 else NAN
+
+
+def box_ratio(const double[::1] hi, const double[::1] hi_ref):
+    """``_box_ratio``: q with hi = q hi_ref, or nan."""
+    return _box_ratio(hi, hi_ref)
+
+
+def classify_masks(const double[::1] lower, const double[::1] upper, double tau,
+                   unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
+    """``_classify_loop`` then ``_drop_conflicts_loop`` on zeroed masks, in
+    one call; returns the number of conflicts dropped."""
+    cdef Py_ssize_t i, conflicts
+    with nogil:
+        for i in range(lower.shape[0]):
+            screened_zero[i] = 0
+            screened_bound[i] = 0
+        _classify_loop(lower, upper, tau, screened_zero, screened_bound)
+        conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+    return conflicts
+
+
+# ---------------------------------------------------------------------------
+# the KKT check of a screened solve (the safety net of DESIGN.md)
+# ---------------------------------------------------------------------------
+
+def fixed_violators(const double[::1] alpha, const double[::1] grad,
+                    const double[::1] lo, const double[::1] hi, y,
+                    const unsigned char[::1] fixed, double tol,
+                    unsigned char[::1] bad):
+    """Fixed variables that break the solver's stopping rule (marks ``bad``).
+
+    With the equality (y given; LIBSVM's rule, Fan, Chen & Lin 2005, eq. 3):
+    v_t = -y_t G_t, I_up = {t : y_t a_t may increase}, I_low = {may
+    decrease}; m = max_{free, I_up} v, M = min_{free, I_low} v.  A fixed t
+    violates when it alone pushes m - M to tol or beyond:
+        t in I_up and v_t - M >= tol,  or  t in I_low and m - v_t >= tol.
+    Without it (LIBLINEAR's rule): the projected gradient pg_t, with
+    top = max(0, max_free pg), bottom = min(0, min_free pg); t violates when
+    pg_t - bottom >= tol or top - pg_t >= tol.
+    If the criterion over the free and the violating variables together is
+    still >= tol (two fixed variables violating each other), every fixed
+    variable is marked.  Returns the number marked.
+    """
+    cdef Py_ssize_t t, n = alpha.shape[0], n_bad = 0
+    cdef bint equality = y is not None, up, low
+    cdef const double[::1] sign = y if equality else alpha    # unused without y
+    cdef double v, m = -INFINITY, M = INFINITY, m_all, M_all, top = 0.0, bottom = 0.0
+    with nogil:
+        if equality:
+            for t in range(n):
+                if fixed[t]:
+                    continue
+                v = -sign[t] * grad[t]
+                up = alpha[t] < hi[t] if sign[t] > 0 else alpha[t] > lo[t]
+                low = alpha[t] > lo[t] if sign[t] > 0 else alpha[t] < hi[t]
+                if up and v > m:
+                    m = v
+                if low and v < M:
+                    M = v
+            m_all = m
+            M_all = M
+            for t in range(n):
+                bad[t] = 0
+                if not fixed[t]:
+                    continue
+                v = -sign[t] * grad[t]
+                up = alpha[t] < hi[t] if sign[t] > 0 else alpha[t] > lo[t]
+                low = alpha[t] > lo[t] if sign[t] > 0 else alpha[t] < hi[t]
+                if (up and v - M >= tol) or (low and m - v >= tol):
+                    bad[t] = 1
+                    n_bad += 1
+                    if up and v > m_all:
+                        m_all = v
+                    if low and v < M_all:
+                        M_all = v
+            if m_all > -INFINITY and M_all < INFINITY and m_all - M_all >= tol:
+                n_bad = -1
+        else:
+            for t in range(n):
+                if fixed[t]:
+                    continue
+                v = _projected_gradient(alpha[t], grad[t], lo[t], hi[t])
+                top = fmax(top, v)
+                bottom = fmin(bottom, v)
+            m_all = top
+            M_all = bottom
+            for t in range(n):
+                bad[t] = 0
+                if not fixed[t]:
+                    continue
+                v = _projected_gradient(alpha[t], grad[t], lo[t], hi[t])
+                if v - bottom >= tol or top - v >= tol:
+                    bad[t] = 1
+                    n_bad += 1
+                    m_all = fmax(m_all, v)
+                    M_all = fmin(M_all, v)
+            if m_all - M_all >= tol:
+                n_bad = -1
+        if n_bad == -1:
+            n_bad = 0
+            for t in range(n):
+                bad[t] = fixed[t] != 0
+                n_bad += bad[t]
+    return n_bad
+
+
+cdef inline double _projected_gradient(double a, double g, double lo,
+                                       double hi) noexcept nogil:
+    """The projected gradient of a box variable (LIBLINEAR's PG)."""
+    if a <= lo:
+        return fmin(g, 0.0)
+    if a >= hi:
+        return fmax(g, 0.0)
+    return g
+
+
+def fix_screened(const double[::1] alpha0, const double[::1] lo, const double[::1] hi,
+                 const unsigned char[::1] screened_zero,
+                 const unsigned char[::1] screened_bound, unsigned char[::1] fixed):
+    """fixed = R' | L' for a screened solve, in one pass.  Returns
+    (n_moved, n_zero, n_bound): n_moved counts the screened entries of the
+    warm start alpha0 that are not yet at the bound the rule proved (R' at
+    lo, L' at hi); when it is 0, alpha0 and its gradient need no update."""
+    cdef Py_ssize_t i, n = alpha0.shape[0], n_moved = 0, n_zero = 0, n_bound = 0
+    if (lo.shape[0] != n or hi.shape[0] != n or screened_zero.shape[0] != n
+            or screened_bound.shape[0] != n or fixed.shape[0] != n):
+        raise ValueError("fix_screened: inconsistent lengths")
+    with nogil:
+        for i in range(n):
+            fixed[i] = screened_zero[i] | screened_bound[i]
+            if screened_zero[i]:
+                n_zero += 1
+                n_moved += alpha0[i] != lo[i]
+            if screened_bound[i]:
+                n_bound += 1
+                n_moved += alpha0[i] != hi[i]
+    return n_moved, n_zero, n_bound

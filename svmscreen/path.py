@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from svmscreen import _rules
 from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
@@ -21,6 +22,11 @@ from svmscreen.objective import duality_gap
 from svmscreen.reduced import solve_reduced
 
 SCREENING_RULES = ("it", "dvi", "bt2", "essnsv", "ssnsv")
+
+# The clock of PathResult.rule_seconds / solve_seconds (wall time).  A
+# benchmark on a shared machine may set it to time.thread_time, whose
+# millisecond readings a busy neighbour does not inflate.
+_clock = time.perf_counter
 
 
 # ----------------------------------------------------------------- grids
@@ -114,7 +120,9 @@ class PathResult:
     ---------------------------------
     C, objective, duality_gap, intercept, n_sv, n_zero (|R|: a = 0),
     n_bound (|L|: a = C_i), screened_zero (|R'|), screened_bound (|L'|),
-    put_back, n_iter, rule_seconds, solve_seconds.
+    put_back, n_iter, rule_seconds (the screening rule), solve_seconds (the
+    solve, including setting the screened variables of the warm start to
+    their bounds).
     alphas : list of ndarray or None
         The solutions, with ``keep="all"``.
     cv_accuracy : ndarray of shape (n_folds, n_C) or None
@@ -254,7 +262,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     n = problem.n
     p, lo, y = problem.p, problem.lo, problem.y
     rows, alphas = [], ([] if keep == "all" else None)
-    alpha = grad = None
+    alpha = grad = gap = None       # the previous solution, the rule's reference
     C_prev = None
     hard_margin = False
     t = 0
@@ -291,19 +299,26 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             scale = C / C_prev
             alpha0 = np.minimum(alpha * scale, hi)
             grad0 = scale * (grad - p) + p
-            if screening is not None:
-                rule_start = time.perf_counter()
-                zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi)
-                alpha0, grad0, fixed = apply_screen(problem, alpha0, grad0, hi, zero, bound)
-                rule_seconds = time.perf_counter() - rule_start
-                if fixed is not None:
-                    n_screened_zero = int(zero.sum())
-                    n_screened_bound = int(bound.sum())
-        solve_start = time.perf_counter()
+        solve_start = None
+        if alpha is not None and screening is not None:
+            # rule_seconds: the rule (bounds and sets, O(n) given Q alpha);
+            # moving the proved variables to their bounds in the warm start
+            # (kernel columns of those that move) is solver work, timed with
+            # the solve.
+            rule_start = _clock()
+            zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi, gap)
+            solve_start = _clock()
+            rule_seconds = solve_start - rule_start
+            alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
+                                                        bound, counts=True)
+            if fixed is not None:
+                n_screened_zero, n_screened_bound = counts
+        if solve_start is None:
+            solve_start = _clock()
         result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
                                          grad0=grad0, tol=tol, shrinking=shrinking,
                                          max_iter=max_iter)
-        solve_seconds = time.perf_counter() - solve_start
+        solve_seconds = _clock() - solve_start
         if result.status != "optimal":
             warnings.warn(f"C={C:g}: the solver reached max_iter before the tolerance",
                           ConvergenceWarning, stacklevel=3)
@@ -328,17 +343,29 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     return rows, alphas
 
 
-def apply_screen(problem, alpha0, grad0, hi, zero, bound):
+def apply_screen(problem, alpha0, grad0, hi, zero, bound, counts=False):
     """Set the screened entries of the warm start to their bounds, restore
     the equality, and update the known gradient by the changed columns.
 
     Returns (alpha0, grad0, fixed); fixed is None when the screened values
     leave no feasible point (an unsafe rule), and nothing is fixed then.
+    With ``counts``, also (|R'|, |L'|).
     """
+    fixed = np.empty(alpha0.shape[0], dtype=bool)
+    n_moved, n_zero, n_bound = _rules.fix_screened(alpha0, problem.lo, hi, zero.view(np.uint8),
+                                                   bound.view(np.uint8), fixed.view(np.uint8))
+    out = _apply_screen(problem, alpha0, grad0, hi, zero, bound, fixed, n_moved)
+    return out + ((n_zero, n_bound),) if counts else out
+
+
+def _apply_screen(problem, alpha0, grad0, hi, zero, bound, fixed, n_moved):
+    if n_moved == 0:
+        # The usual case along a path: the scaled reference already sits at
+        # the bounds the rule proved, so y'alpha0 and grad0 stay as they are.
+        return alpha0, grad0, fixed
     target = alpha0.copy()
     target[zero] = problem.lo[zero]
     target[bound] = hi[bound]
-    fixed = zero | bound
     if problem.y is not None:
         repaired = repair_equality(target, problem.y, problem.lo, hi, ~fixed,
                                    float(problem.y @ alpha0))
@@ -368,10 +395,20 @@ def centre_sample(n):
     return int(min(1000, max(100, n // 20)))
 
 
+def shat_budget(n):
+    """Changes of BT2/IT's s-hat allowed per path step (kernel form): each
+    costs one kernel column of length n for Q s, and the argmax s can move
+    by thousands between two C (measured on mushrooms: up to 2647 columns a
+    step, a third of the solve time).  max(16, n/400) keeps the Q s update
+    to a few percent of a solve; any s is safe (paper 000, Thm 7)."""
+    return int(max(16, n // 400))
+
+
 def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking=True,
                    max_iter=None):
     """The screening step of the path for ``rule`` (None: no screening):
-    ``step(alpha_ref, grad_ref, hi_ref, hi) -> (zero, bound)`` masks."""
+    ``step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None) -> (zero, bound)``
+    masks; ``gap_ref`` is the reference's ``duality_gap`` if known."""
     if rule is None:
         return None
     if rule not in SCREENING_RULES:
@@ -386,7 +423,7 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
         # (notes/seed_002_ssnsv.md §4, safe reconstruction), solved once.
         top = {}
 
-        def dome_step(alpha_ref, grad_ref, hi_ref, hi):
+        def dome_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
             if "alpha" not in top:
                 hi_top = problem.hi_unit * C_max
                 result, _ = solve_reduced(problem.Q, problem.p, problem.lo, hi_top,
@@ -400,10 +437,11 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
             return found.screened_zero, found.screened_bound
         return dome_step
     state = {"shat": None}
+    budget = shat_budget(problem.n)
 
-    def ball_step(alpha_ref, grad_ref, hi_ref, hi):
+    def ball_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
         found = screen(data, alpha_ref, grad_ref, hi_ref, hi, rule=rule,
-                       shat_state=state["shat"])
+                       shat_state=state["shat"], gap_ref=gap_ref, shat_budget=budget)
         state["shat"] = found.shat_state
         return found.screened_zero, found.screened_bound
     return ball_step

@@ -27,7 +27,7 @@ from svmscreen._validation import (ConvergenceWarning, binary_signs, check_label
                                    class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_at
-from svmscreen.path import (_Problem, centre_sample, check_C_grid, make_screening,
+from svmscreen.path import (_Problem, check_C_grid, make_screening,
                             repair_equality, run_path)
 from svmscreen.reduced import solve_reduced
 from svmscreen.screening import gap_rule_allowances

@@ -9,38 +9,8 @@ already known, so this costs only the extra iterations).
 """
 import numpy as np
 
+from svmscreen import _rules
 from svmscreen._solver import solve
-
-
-def violations(alpha, grad, lo, hi, y):
-    """Per-variable view of the stopping rule.
-
-    With the equality (y given): v_t = -y_t G_t, and the masks I_up, I_low of
-    LIBSVM (t may move so that y_t a_t increases / decreases); the rule is
-    max_{I_up} v - min_{I_low} v < tol.  Without it: the projected gradient
-    pg_t, and the rule is max(pg, 0) - min(pg, 0) < tol.
-    """
-    if y is None:
-        pg = np.where(alpha <= lo, np.minimum(grad, 0.0),
-                      np.where(alpha >= hi, np.maximum(grad, 0.0), grad))
-        return pg, None, None
-    v = -y * grad
-    up = np.where(y > 0, alpha < hi, alpha > lo)
-    low = np.where(y > 0, alpha > lo, alpha < hi)
-    return v, up, low
-
-
-def stopping_value(alpha, grad, lo, hi, y, mask=None):
-    """The stopping criterion's value over the variables in ``mask``."""
-    v, up, low = violations(alpha, grad, lo, hi, y)
-    if mask is None:
-        mask = np.ones(alpha.shape, dtype=bool)
-    if y is None:
-        pg = v[mask]
-        return float(max(pg.max(initial=0.0), 0.0) - min(pg.min(initial=0.0), 0.0))
-    m = v[mask & up].max(initial=-np.inf)
-    M = v[mask & low].min(initial=np.inf)
-    return float(m - M) if np.isfinite(m) and np.isfinite(M) else 0.0
 
 
 def kkt_violators(alpha, grad, lo, hi, y, fixed, tol):
@@ -49,21 +19,16 @@ def kkt_violators(alpha, grad, lo, hi, y, fixed, tol):
     A fixed t violates when, added to the free variables, it alone pushes
     the criterion to tol or beyond.  If the whole problem still fails after
     releasing those (two fixed variables violating each other), every fixed
-    variable is released.
+    variable is released.  (The typed loop: ``_rules.fixed_violators``.)
     """
-    free = ~fixed
-    v, up, low = violations(alpha, grad, lo, hi, y)
-    if y is None:
-        top = max(v[free].max(initial=0.0), 0.0)
-        bottom = min(v[free].min(initial=0.0), 0.0)
-        bad = fixed & ((v - bottom >= tol) | (top - v >= tol))
-    else:
-        m = v[free & up].max(initial=-np.inf)
-        M = v[free & low].min(initial=np.inf)
-        bad = fixed & ((up & (v - M >= tol)) | (low & (m - v >= tol)))
-    if stopping_value(alpha, grad, lo, hi, y, ~(fixed & ~bad)) >= tol:
-        bad = fixed.copy()
-    return bad
+    bad = np.empty(alpha.shape[0], dtype=np.uint8)
+    _rules.fixed_violators(np.ascontiguousarray(alpha, dtype=np.float64),
+                           np.ascontiguousarray(grad, dtype=np.float64),
+                           np.ascontiguousarray(lo, dtype=np.float64),
+                           np.ascontiguousarray(hi, dtype=np.float64),
+                           None if y is None else np.ascontiguousarray(y, dtype=np.float64),
+                           np.ascontiguousarray(fixed).view(np.uint8), tol, bad)
+    return bad.view(bool)
 
 
 def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1e-3,

@@ -113,6 +113,7 @@ class ScreeningData:
         if self.centre:
             self.centred_norms                                    # O(n m) once per path
         self.setup_seconds = time.perf_counter() - start
+        self.workspace = np.empty((_rules.WORK_ROWS, self.n))   # scratch of fused_margins
 
     # -- products with Q -----------------------------------------------------
     def scores(self, coef):
@@ -155,6 +156,17 @@ class ScreeningData:
     def q_times(self, coef):
         """(Q coef)_i = y_i g_i(coef)."""
         return self.y * self.scores(coef)
+
+    def add_q_columns(self, index, coef, out):
+        """out += sum_k coef[k] Q[:, index[k]] (in place; returns out): the
+        solver's cached columns when there are any (kernel form), else
+        ``q_times`` of the scattered coefficients."""
+        if self.qmatrix is not None and not self.linear:
+            return self.qmatrix.add_columns(index, coef, out)
+        full = np.zeros(self.n)
+        full[index] = coef
+        out += self.q_times(full)
+        return out
 
     def refresh_grad(self, alpha, grad, rows):
         """``grad`` (= Q alpha - 1) with the entries ``rows`` recomputed.
@@ -292,6 +304,16 @@ def _box_ratio(hi, hi_ref, name="hi", name_ref="hi_ref"):
     return q
 
 
+def _vector(value, n, name):
+    """``value`` itself when it already is a float64 contiguous (n,) array
+    (its values are checked by ``_rules.reference_summary``), else
+    ``_as_vector``."""
+    if (type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n,)
+            and value.flags.c_contiguous):
+        return value
+    return _as_vector(value, n, name)
+
+
 def _as_vector(value, n, name):
     arr = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)))
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
@@ -339,13 +361,58 @@ def _finish(data, sets, bound_fn, hi, weighted, target=0.0):
             np.maximum(lower, s_lo, out=lower)
             np.minimum(upper, s_hi, out=upper)
             continue
-        b_lo, b_hi = _rules.intercept_interval(s_lo, s_hi, data.y, hi, weighted, target)
-        _rules.margins_with_intercept(s_lo, s_hi, data.y, b_lo, b_hi, lower, upper)
+        b_lo, b_hi = _rules.scores_to_margins(s_lo, s_hi, data.y, hi, weighted, target,
+                                              lower, upper)
         if name == "plain":
             b_interval = (b_lo, b_hi)
         else:
             b_centred = (b_lo, b_hi)
     return lower, upper, b_interval, b_centred, statuses
+
+
+def _fused_finish(data, qa, q, r1, hi, weighted, target=0.0, geometry=0, qs=None, r2=0.0,
+                  phi_norm=0.0):
+    """``_finish`` for the ball geometries (0: the (gap-)DVI ball, 1: BT2,
+    2: IT) in one typed call (``_rules.fused_margins``, the same formulas):
+    the path screens at every C, so the cost must stay O(n) given Q alpha,
+    without Python per-set work.  Returns what ``_finish`` returns."""
+    n = data.n
+    lower, upper = np.empty(n), np.empty(n)
+    centre_index = data.centre_index if data.centre else _NO_INDEX
+    centred_norms = data.centred_norms if data.centre else data.norms
+    b_lo, b_hi, bc_lo, bc_hi, geo, geo_c = _rules.fused_margins(
+        qa, qa if qs is None else qs, data.y, hi, q, r1, r2, phi_norm, geometry,
+        data.norms, centred_norms, centre_index, data.fit_intercept, weighted, target,
+        lower, upper, data.workspace)
+    if not data.fit_intercept:
+        return lower, upper, (0.0, 0.0), None, {"margin": geo}
+    if data.centre:
+        return lower, upper, (b_lo, b_hi), (bc_lo, bc_hi), {"plain": geo, "centred": geo_c}
+    return lower, upper, (b_lo, b_hi), None, {"plain": geo}
+
+
+_NO_INDEX = np.empty(0, dtype=np.intp)
+
+
+def _budget_shat(shat, state, qa, y, hi, q, b_lo, b_hi, fit_intercept, budget):
+    """s-hat moved from the previous one (``state.shat``, zeros without a
+    state) towards the argmax ``shat`` by at most ``budget`` changes: those
+    whose NC3 term hi_i |1 - t qa_i - y_i b| is largest (t = (1 + q)/2, b the
+    midpoint of the intercept interval, 0 bias-free or unbounded;
+    ``_rules.choose_shat`` for the objective).  Any s is safe for BT2."""
+    previous = (state.shat if state is not None and state.shat.shape == shat.shape
+                else np.zeros_like(shat))
+    changed = np.flatnonzero(shat != previous)
+    if changed.size <= budget:
+        return shat
+    b = 0.5 * (b_lo + b_hi) if fit_intercept and np.isfinite(b_lo + b_hi) else 0.0
+    t = 0.5 * (1.0 + q)
+    term = hi[changed] * np.abs(1.0 - t * qa[changed] - (y[changed] * b if fit_intercept
+                                                             else 0.0))
+    keep = changed[np.argsort(-term, kind="stable")[:max(budget, 0)]]
+    out = previous.copy()
+    out[keep] = shat[keep]
+    return out
 
 
 def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
@@ -365,28 +432,31 @@ def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
     beta = q * alpha - shat * hi
     beta[np.abs(beta) <= 1e-15 * hi] = 0.0          # alpha exactly at the predicted bound
     options = [(np.count_nonzero(beta), "beta"), (np.count_nonzero(shat), "scratch")]
+    scale = np.nan
     if state is not None and state.shat.shape == shat.shape:
-        try:
-            scale = _box_ratio(hi, state.hi, "hi", "shat_state.hi")
+        scale = _rules.box_ratio(hi, np.ascontiguousarray(state.hi, dtype=np.float64))
+        if scale > 0:
             options.append((np.count_nonzero(shat != state.shat), "state"))
-        except ValueError:
-            pass
     if how is None:
         _, how = min(options)
     if how == "state":
+        if not scale > 0:
+            _box_ratio(hi, state.hi, "hi", "shat_state.hi")        # raises, names the boxes
         changed = np.flatnonzero(shat != state.shat)
-        coef = np.zeros(data.n)
-        coef[changed] = np.where(shat[changed], hi[changed], -hi[changed])
-        qs = state.qs * scale + data.q_times(coef)
+        qs = data.add_q_columns(changed, np.where(shat[changed], hi[changed], -hi[changed]),
+                                state.qs * scale)
     elif how == "beta":
-        qs = q * qa - data.q_times(beta)
+        moved = np.flatnonzero(beta)
+        qs = data.add_q_columns(moved, -beta[moved], q * qa)
     else:
-        qs = data.q_times(shat * hi)
+        chosen = np.flatnonzero(shat)
+        qs = data.add_q_columns(chosen, hi[chosen], np.zeros(data.n))
     return ShatState(shat, qs, hi)
 
 
 def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
-           pairwise=False, shat_state=None, exact_reference=False):
+           pairwise=False, shat_state=None, exact_reference=False, gap_ref=None,
+           shat_budget=None):
     """Screen for the target box ``hi`` from a reference at ``hi_ref``.
 
     Parameters
@@ -416,6 +486,16 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     exact_reference : bool
         Treat the reference as exactly optimal (gap 0): the papers' rules.
         Unsafe for an inexact reference; for tests and reproductions.
+    gap_ref : objective.Gap or None
+        ``duality_gap(alpha_ref, grad_ref, -1, 0, hi_ref, y)`` if the caller
+        already has it (a path computes it for its result); None computes it.
+    shat_budget : int or None
+        BT2/IT, kernel form: change at most this many entries of s-hat from
+        ``shat_state.shat`` (all zeros without a state), those whose term in
+        the NC3 objective is largest, so that Q s costs at most that many
+        kernel columns.  BT2 holds for any s (paper 000, Thm 7; only its
+        strength depends on s), so this trades strength for cost, safely.
+        None: the argmax s of ``_rules.choose_shat``.
 
     Returns
     -------
@@ -428,9 +508,8 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     alpha = np.ascontiguousarray(alpha_ref, dtype=np.float64)
     if alpha.shape != (n,):
         raise ValueError(f"alpha_ref must have shape ({n},), got {alpha.shape}")
-    hi_ref = _as_vector(hi_ref, n, "hi_ref")
-    hi = _as_vector(hi, n, "hi")
-    q = _box_ratio(hi, hi_ref)
+    hi_ref = _vector(hi_ref, n, "hi_ref")
+    hi = _vector(hi, n, "hi")
     if grad_ref is None:
         qa = data.q_times(alpha)
         grad = qa - 1.0
@@ -440,30 +519,33 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
             raise ValueError(f"grad_ref must have shape ({n},), got {grad.shape}")
         qa = grad + 1.0
     start = time.perf_counter()
-    weighted = bool(np.any(hi != hi[0]))
-    W = float(alpha @ qa)                                    # ||w_ref||^2
-    if exact_reference:
-        gap0 = 0.0
-        b_ref = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
-                            y if data.fit_intercept else None).b
-    else:
-        gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
-                          y if data.fit_intercept else None)
-        gap0, b_ref = max(gap.gap, 0.0), gap.b
-    # round-off of quadratic forms in a = alpha_ref (docs/screening.md sec. 8)
-    roundoff = 0.0 if exact_reference else _quadratic_roundoff(data.kernel_max, alpha, alpha)
-    r1 = _rules.gap_dvi_radius(q, W, gap0, roundoff)         # bias_screening Thm 4
-    centre_roundoff = _margin_roundoff(data.kernel_max, alpha, q, hi)
-    tau = tau + centre_roundoff
-    sets = _ScoreSets(data)
-
-    def ball(transform, norms):
-        vdot_w = sets.dots(qa, transform)
-        lo, up = np.empty(n), np.empty(n)
-        _rules.ball_rule(vdot_w, norms, q, r1, lo, up)
-        return lo, up, 0
-
-    lower, upper, b_interval, b_centred, statuses = _finish(data, sets, ball, hi, weighted)
+    gap = gap_ref if gap_ref is not None else duality_gap(
+        alpha, grad, -np.ones(n), np.zeros(n), hi_ref, y if data.fit_intercept else None)
+    b_ref = gap.b
+    gap0 = 0.0 if exact_reference else max(gap.gap, 0.0)
+    # The ball, its margins and (DVI/BT1 without the pairwise count) R' and L'
+    # in one typed call: radius bias_screening Thm 4, round-off docs sec. 8.
+    lower, upper = np.empty(n), np.empty(n)
+    classify_now = rule in ("dvi", "bt1") and not (pairwise and data.fit_intercept)
+    zero = np.empty(n if classify_now else 0, dtype=np.uint8)
+    bound = np.empty(n if classify_now else 0, dtype=np.uint8)
+    centre_index = data.centre_index if data.centre else _NO_INDEX
+    ball = _rules.ball_screen(
+        alpha, qa, y, hi_ref, hi, gap0, exact_reference, data.kernel_max, tau, data.norms,
+        data.centred_norms if data.centre else data.norms, centre_index, data.fit_intercept,
+        lower, upper, data.workspace, zero, bound)
+    if ball is None:                         # say what is wrong with the boxes
+        _as_vector(hi_ref, n, "hi_ref")
+        _as_vector(hi, n, "hi")
+        _box_ratio(hi, hi_ref)
+        raise ValueError("hi and hi_ref must be positive, finite and proportional")
+    (q, weighted, alpha_l1, hi_sum, r1, tau, b_lo, b_hi, bc_lo, bc_hi, conflicts, geo,
+     geo_c) = ball
+    centre_roundoff = _margin_roundoff(data.kernel_max, alpha_l1, q, hi_sum)
+    b_interval = (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0)
+    b_centred = (bc_lo, bc_hi) if data.centre else None
+    statuses = ({"margin": geo} if not data.fit_intercept else
+                {"plain": geo, "centred": geo_c} if data.centre else {"plain": geo})
     status = {"ball": statuses}
     new_state = None
     if rule in ("bt2", "it"):
@@ -471,6 +553,9 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         shat = np.zeros(n, dtype=np.uint8)
         _rules.choose_shat(qa, y, hi, q, b_lo, b_hi, data.fit_intercept, shat)
         shat = shat.astype(bool)
+        if shat_budget is not None and not data.linear:
+            shat = _budget_shat(shat, shat_state, qa, y, hi, q, b_lo, b_hi,
+                                data.fit_intercept, int(shat_budget))
         new_state = _update_shat_state(data, shat, hi, shat_state, alpha, qa, q)
         qs = np.ascontiguousarray(new_state.qs)
         r2, phi_norm, r2sq_raw = _rules.bt2_ball(
@@ -478,30 +563,24 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
             data.fit_intercept,
             _quadratic_roundoff(data.kernel_max, alpha + shat * hi, alpha + shat * hi))
         status["r2_squared"] = r2sq_raw
-
-        def second(transform, norms):
-            vdot_w = sets.dots(qa, transform)
-            vdot_s = sets.dots(qs, transform)
-            lo, up = np.empty(n), np.empty(n)
-            if rule == "bt2":
-                _rules.bt2_rule(vdot_w, vdot_s, norms, r2, lo, up)
-                return lo, up, 0
-            geo = _rules.it_rule(vdot_w, vdot_s, norms, q, r1, r2, phi_norm, lo, up)
-            return lo, up, geo
-
-        lower, upper, b_interval2, b_centred, statuses = _finish(data, sets, second, hi, weighted)
+        lower, upper, b_interval2, b_centred, statuses = _fused_finish(
+            data, qa, q, r1, hi, weighted, geometry=1 if rule == "bt2" else 2, qs=qs, r2=r2,
+            phi_norm=phi_norm)
         status["second"] = statuses
         if data.fit_intercept:
             b_interval = (max(b_interval[0], b_interval2[0]), min(b_interval[1], b_interval2[1]))
     def add_pairwise(zero, bound):
-        if pairwise and data.fit_intercept:
-            status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
-                                                 2.0 * centre_roundoff)
-    zero, bound = _classify(lower, upper, tau, status, add_pairwise)
+        status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
+                                             2.0 * centre_roundoff)
+    if classify_now:
+        status["conflicts"] = conflicts
+    else:
+        zero, bound = _classify(lower, upper, tau, status,
+                                add_pairwise if pairwise and data.fit_intercept else None)
     seconds = time.perf_counter() - start
     return ScreeningResult(
-        rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
-        screened_bound=bound.astype(bool), b_interval=b_interval,
+        rule=rule, lower=lower, upper=upper, screened_zero=zero.view(bool),
+        screened_bound=bound.view(bool), b_interval=b_interval,
         b_interval_centred=b_centred, seconds=seconds, radius=r1, gap_ref=gap0,
         status=status, shat_state=new_state)
 
@@ -553,15 +632,8 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     radius = _rules.gap_dvi_radius(1.0, W, gap, allowances["gap_roundoff"])
     tau = allowances["gap_tau"]
     weighted = bool(np.any(hi != hi[0])) or target != 0.0
-    sets = _ScoreSets(data)
-
-    def ball(transform, norms):
-        lo, up = np.empty(n), np.empty(n)
-        _rules.ball_rule(sets.dots(qa, transform), norms, 1.0, radius, lo, up)
-        return lo, up, 0
-
-    lower, upper, b_interval, b_centred, statuses = _finish(data, sets, ball, hi, weighted,
-                                                            target)
+    lower, upper, b_interval, b_centred, statuses = _fused_finish(data, qa, 1.0, radius, hi,
+                                                                 weighted, target)
     status = {"ball": statuses}
     zero, bound = _classify(lower, upper, tau, status)
     return ScreeningResult(
@@ -574,11 +646,15 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
 def _classify(lower, upper, tau, status, extra=None):
     """R' and L' (uint8 masks) from the margin bounds, after ``extra(zero,
     bound)`` may add to them, with conflicting certificates dropped."""
-    zero = np.zeros(lower.shape[0], dtype=np.uint8)
-    bound = np.zeros(lower.shape[0], dtype=np.uint8)
+    zero = np.empty(lower.shape[0], dtype=np.uint8)
+    bound = np.empty(lower.shape[0], dtype=np.uint8)
+    if extra is None:
+        status["conflicts"] = _rules.classify_masks(lower, upper, tau, zero, bound)
+        return zero, bound
+    zero[:] = 0
+    bound[:] = 0
     _rules.classify(lower, upper, tau, zero, bound)
-    if extra is not None:
-        extra(zero, bound)
+    extra(zero, bound)
     _drop_conflicts(zero, bound, status)
     return zero, bound
 
@@ -586,10 +662,7 @@ def _classify(lower, upper, tau, status, extra=None):
 def _drop_conflicts(zero, bound, status):
     """A sample certified both ways means inconsistent inputs (only possible
     through round-off): screen it neither way."""
-    both = (zero != 0) & (bound != 0)
-    status["conflicts"] = int(both.sum())
-    zero[both] = 0
-    bound[both] = 0
+    status["conflicts"] = _rules.drop_conflicts(zero, bound)
 
 
 def _quadratic_roundoff(kernel_max, a, b):
@@ -598,15 +671,17 @@ def _quadratic_roundoff(kernel_max, a, b):
     1e-15 max_i K_ii ||a||_1 ||b||_1 (|K_ij| <= max K_ii for a PSD kernel).
     Large on offset linear data at large C, where Q alpha is a sum of large
     cancelling terms (bias_screening.md sec. 7, the 'round-off' remark).
-    ``a`` and ``b`` are vectors, or bounds on their 1-norms."""
-    return 1e-15 * kernel_max * float(np.abs(a).sum()) * float(np.abs(b).sum())
+    ``a`` and ``b`` are vectors, or bounds on their 1-norms; the formula
+    itself is _rules._quadratic_roundoff."""
+    return _rules.quadratic_roundoff(kernel_max, float(np.abs(a).sum()), float(np.abs(b).sum()))
 
 
 def _margin_roundoff(kernel_max, alpha, q, hi):
     """Bound on the round-off of the margin centres (1+q)/2 (Q alpha)_i, added
     to tau: 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i).  ``alpha`` and
-    ``hi`` are vectors, or bounds on ||alpha||_1 and sum_i hi_i."""
-    return 1e-15 * kernel_max * (1.0 + q) * (float(np.abs(alpha).sum()) + float(np.sum(hi)))
+    ``hi`` are vectors, or bounds on ||alpha||_1 and sum_i hi_i; the formula
+    itself is _rules._margin_roundoff."""
+    return _rules.margin_roundoff(kernel_max, q, float(np.abs(alpha).sum()), float(np.sum(hi)))
 
 
 def gap_rule_allowances(kernel_max, size, hi, tau=DEFAULT_TAU):

@@ -1,0 +1,228 @@
+"""The typed one-pass routines the path's screening step runs at every C
+(issue 3, cost): each must equal the composition of the per-set building
+blocks it replaces, which the safety tests of test_screening.py check
+against exact optima.
+
+- ``_rules.fused_margins`` (DVI ball, BT2 ball, IT; bias-free, plain and
+  centred intercept sets, weighted or not) against ``_bounds`` bounds +
+  ``intercept_interval`` + ``margins_with_intercept``;
+- ``_rules.fixed_violators`` (the KKT check of a screened solve) against the
+  stopping rule written out in numpy;
+- ``_rules.reference_summary``, ``box_ratio``, ``classify_masks``,
+  ``fix_screened``;
+- ``screen(..., gap_ref=...)`` equals ``screen`` computing the gap itself.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from svmscreen import _rules
+from svmscreen._bounds import ball_bounds, two_ball_bounds
+from svmscreen.objective import duality_gap
+from svmscreen.screening import ScreeningData, screen
+
+from _reference import exact_svc
+
+
+def _per_set_margins(qa, qs, y, hi, q, r1, r2, phi, geometry, norms, centred_norms,
+                     centre_index, fit_intercept, weighted):
+    """The composition fused_margins replaces, one v-set at a time."""
+    n = qa.size
+    t = 0.5 * (1.0 + q)
+    sets = [(None, norms)]
+    if fit_intercept and centre_index.size:
+        sets.append((centre_index, centred_norms))
+    lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
+    intervals = []
+    for index, vnorm in sets:
+        def dots(qvec):
+            if not fit_intercept:
+                return qvec.copy()
+            scores = y * qvec
+            return scores - scores[index].mean() if index is not None else scores
+        d_w, d_s = dots(qa), dots(qs)
+        if geometry == 0:
+            lo, up = ball_bounds(t * d_w, vnorm, r1)
+        elif geometry == 1:
+            lo, up = ball_bounds(0.5 * (d_w + d_s), vnorm, r2)
+        else:
+            lo, up, _ = two_ball_bounds(t * d_w, 0.5 * (d_w + d_s), vnorm, r1, r2, phi)
+        lo, up = np.ascontiguousarray(lo), np.ascontiguousarray(up)
+        if not fit_intercept:
+            np.maximum(lower, lo, out=lower)
+            np.minimum(upper, up, out=upper)
+            continue
+        b = _rules.intercept_interval(lo, up, y, hi, weighted)
+        _rules.margins_with_intercept(lo, up, y, b[0], b[1], lower, upper)
+        intervals.append(b)
+    return lower, upper, intervals
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 40), geometry=st.sampled_from([0, 1, 2]),
+       fit_intercept=st.booleans(), centred=st.booleans(), weighted=st.booleans())
+def test_fused_margins_equal_the_per_set_composition(seed, n, geometry, fit_intercept,
+                                                     centred, weighted):
+    rng = np.random.default_rng(seed)
+    qa, qs = rng.normal(size=n), rng.normal(size=n)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    hi = rng.uniform(0.5, 2.0, size=n) if weighted else np.full(n, 1.5)
+    norms, centred_norms = rng.uniform(0.0, 2.0, size=n), rng.uniform(0.0, 2.0, size=n)
+    centre_index = (np.sort(rng.choice(n, size=max(1, n // 2), replace=False)).astype(np.intp)
+                    if centred else np.empty(0, dtype=np.intp))
+    q, r1, r2 = rng.uniform(0.5, 2.0), rng.uniform(0.0, 1.0), rng.uniform(0.0, 1.0)
+    phi = rng.uniform(0.0, 1.5)
+    lower, upper = np.empty(n), np.empty(n)
+    work = np.empty((_rules.WORK_ROWS, n))
+    got = _rules.fused_margins(qa, qs, y, hi, q, r1, r2, phi, geometry, norms, centred_norms,
+                               centre_index, fit_intercept, weighted, 0.0, lower, upper, work)
+    want_lo, want_up, intervals = _per_set_margins(
+        qa, qs, y, hi, q, r1, r2, phi, geometry, norms, centred_norms, centre_index,
+        fit_intercept, weighted)
+    np.testing.assert_allclose(lower, want_lo, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(upper, want_up, rtol=1e-12, atol=1e-12)
+    if fit_intercept:
+        np.testing.assert_allclose(got[:2], intervals[0], rtol=1e-12, atol=1e-12)
+        if centred:
+            np.testing.assert_allclose(got[2:4], intervals[1], rtol=1e-12, atol=1e-12)
+        else:
+            assert np.isnan(got[2]) and np.isnan(got[3])
+    else:
+        assert got[:2] == (0.0, 0.0)
+
+
+def test_fused_margins_checks_lengths():
+    n = 5
+    with pytest.raises(ValueError):
+        _rules.fused_margins(np.zeros(n), np.zeros(n), np.ones(n), np.ones(n), 1.0, 0.1, 0.1,
+                             0.0, 0, np.ones(n), np.ones(n), np.empty(0, dtype=np.intp), True,
+                             False, 0.0, np.empty(n), np.empty(n), np.empty((2, n)))
+
+
+def _numpy_violators(alpha, grad, lo, hi, y, fixed, tol):
+    """The stopping rule of reduced.py written out in numpy (LIBSVM's
+    maximal violation with y; LIBLINEAR's projected gradient without)."""
+    free = ~fixed
+    if y is None:
+        v = np.where(alpha <= lo, np.minimum(grad, 0.0),
+                     np.where(alpha >= hi, np.maximum(grad, 0.0), grad))
+        top, bottom = max(v[free].max(initial=0.0), 0.0), min(v[free].min(initial=0.0), 0.0)
+        bad = fixed & ((v - bottom >= tol) | (top - v >= tol))
+        keep = ~(fixed & ~bad)
+        whole = max(v[keep].max(initial=0.0), 0.0) - min(v[keep].min(initial=0.0), 0.0)
+    else:
+        v = -y * grad
+        up = np.where(y > 0, alpha < hi, alpha > lo)
+        low = np.where(y > 0, alpha > lo, alpha < hi)
+        m = v[free & up].max(initial=-np.inf)
+        M = v[free & low].min(initial=np.inf)
+        bad = fixed & ((up & (v - M >= tol)) | (low & (m - v >= tol)))
+        keep = ~(fixed & ~bad)
+        m2, M2 = v[keep & up].max(initial=-np.inf), v[keep & low].min(initial=np.inf)
+        whole = m2 - M2 if np.isfinite(m2) and np.isfinite(M2) else 0.0
+    return fixed.copy() if whole >= tol else bad
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 30), equality=st.booleans(),
+       tol=st.sampled_from([1e-3, 0.1, 1.0]))
+def test_fixed_violators_equals_the_stopping_rule(seed, n, equality, tol):
+    rng = np.random.default_rng(seed)
+    lo, hi = np.zeros(n), rng.uniform(0.5, 2.0, size=n)
+    alpha = np.where(rng.random(n) < 0.3, 0.0, np.where(rng.random(n) < 0.5, hi,
+                                                         rng.uniform(0, 1, n) * hi))
+    grad = rng.normal(scale=rng.choice([0.01, 1.0]), size=n)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0) if equality else None
+    fixed = (rng.random(n) < 0.4) & ((alpha <= lo) | (alpha >= hi))
+    bad = np.empty(n, dtype=np.uint8)
+    count = _rules.fixed_violators(alpha, grad, lo, hi, y, fixed.view(np.uint8), tol, bad)
+    want = _numpy_violators(alpha, grad, lo, hi, y, fixed, tol)
+    assert bad.view(bool).tolist() == want.tolist()
+    assert count == int(want.sum())
+
+
+def test_reference_summary_and_box_ratio():
+    rng = np.random.default_rng(0)
+    n = 9
+    alpha, qa = rng.uniform(0, 1, n), rng.normal(size=n)
+    hi_ref = rng.uniform(0.5, 2.0, n)
+    q, weighted, W, l1, total = _rules.reference_summary(alpha, qa, hi_ref, 1.7 * hi_ref)
+    assert q == pytest.approx(1.7) and weighted
+    assert W == pytest.approx(alpha @ qa) and l1 == pytest.approx(np.abs(alpha).sum())
+    assert total == pytest.approx(1.7 * hi_ref.sum())
+    assert not _rules.reference_summary(alpha, qa, np.ones(n), np.full(n, 3.0))[1]
+    for bad in (np.r_[hi_ref[:-1] * 1.7, hi_ref[-1] * 1.8],      # not proportional
+                np.r_[-1.0, hi_ref[1:]],                         # not positive
+                np.r_[np.inf, hi_ref[1:]]):                      # not finite
+        assert _rules.reference_summary(alpha, qa, hi_ref, bad) is None
+        assert np.isnan(_rules.box_ratio(bad, hi_ref))
+    assert _rules.box_ratio(2.0 * hi_ref, hi_ref) == pytest.approx(2.0)
+
+
+def test_classify_masks_and_fix_screened():
+    lower = np.array([1.5, 0.0, 1.5, 0.0, 1.0])
+    upper = np.array([2.0, 0.5, 0.5, 2.0, 1.0])
+    zero, bound = np.full(5, 7, np.uint8), np.full(5, 7, np.uint8)
+    assert _rules.classify_masks(lower, upper, 1e-9, zero, bound) == 1   # sample 2 conflicts
+    assert zero.tolist() == [1, 0, 0, 0, 0] and bound.tolist() == [0, 1, 0, 0, 0]
+    hi = np.full(5, 2.0)
+    fixed = np.empty(5, np.uint8)
+    assert _rules.fix_screened(np.array([0.0, 2.0, 1.0, 1.0, 1.0]), np.zeros(5), hi, zero,
+                               bound, fixed) == (0, 1, 1)
+    assert fixed.tolist() == [1, 1, 0, 0, 0]
+    assert _rules.fix_screened(np.array([0.5, 1.0, 1.0, 1.0, 1.0]), np.zeros(5), hi, zero,
+                               bound, fixed) == (2, 1, 1)
+
+
+@pytest.mark.parametrize("rule", ["dvi", "it"])
+def test_precomputed_gap_gives_the_same_screen(rule):
+    rng = np.random.default_rng(3)
+    n = 30
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    Q = y[:, None] * y[None] * K
+    alpha = exact_svc(K, y, np.full(n, 0.5), True)[0]
+    grad = Q @ alpha - 1.0
+    data = ScreeningData(X, y, kernel="rbf", gamma=0.5)
+    gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), np.full(n, 0.5), y)
+    a = screen(data, alpha, grad, 0.5, 0.7, rule)
+    b = screen(data, alpha, grad, np.full(n, 0.5), np.full(n, 0.7), rule, gap_ref=gap)
+    assert a.lower.tolist() == b.lower.tolist() and a.upper.tolist() == b.upper.tolist()
+    assert a.screened_zero.tolist() == b.screened_zero.tolist()
+    assert a.screened_bound.tolist() == b.screened_bound.tolist()
+
+
+@pytest.mark.parametrize("rule", ["it", "bt2"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_budgeted_shat_is_safe_and_keeps_q_shat_exact(rule, fit_intercept):
+    """BT2/IT with at most ``shat_budget`` changes of s-hat per step (the
+    path's cap on Q s columns): Q s stays the fresh product, s moves by at
+    most the budget, and no sample is screened wrongly (exact optima)."""
+    from _reference import svc_margins
+    rng = np.random.default_rng(11)
+    n = 40
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    gamma = 1.0 / 3
+    K = np.exp(-gamma * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    Q = y[:, None] * y[None] * K
+    data = ScreeningData(X, y, kernel="rbf", gamma=gamma, fit_intercept=fit_intercept)
+    state, c_prev = None, 0.05
+    alpha_prev, _ = exact_svc(K, y, np.full(n, c_prev), fit_intercept)
+    for c in (0.07, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2):
+        result = screen(data, alpha_prev, Q @ alpha_prev - 1, c_prev, c, rule,
+                        shat_state=state, shat_budget=3)
+        previous = state.shat if state is not None else np.zeros(n, bool)
+        assert np.count_nonzero(result.shat_state.shat != previous) <= 3
+        state = result.shat_state
+        np.testing.assert_allclose(state.qs, Q @ (state.shat * c), atol=1e-10)
+        alpha, b_range = exact_svc(K, y, np.full(n, c), fit_intercept)
+        assert not np.any(result.screened_zero & (alpha > 1e-9))
+        assert not np.any(result.screened_bound & (alpha < c - 1e-9))
+        for b in (b_range if fit_intercept else (0.0,)):
+            margins = svc_margins(K, y, alpha, b)
+            assert np.all(result.lower <= margins + 1e-7)
+            assert np.all(margins <= result.upper + 1e-7)
+        alpha_prev, c_prev = alpha, c
