@@ -15,6 +15,7 @@ cdef class ColumnCache:
     cdef void lru_insert(self, CacheEntry* h) noexcept nogil
     cdef Py_ssize_t get_data(self, Py_ssize_t index, double** data,
                              Py_ssize_t length) noexcept nogil
+    cdef void swap_headers(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef void swap_many(self, const Py_ssize_t* first, const Py_ssize_t* second,
                         Py_ssize_t count) noexcept nogil

@@ -87,13 +87,10 @@ cdef class ColumnCache:
         data[0] = h.data
         return valid
 
-    cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-        """Positions i and j exchange places."""
-        cdef CacheEntry* h
+    cdef void swap_headers(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """Columns i and j exchange their data (and LRU places stay valid);
+        the entries i and j inside every column are the callers' job."""
         cdef CacheEntry tmp
-        cdef double t
-        if i == j:
-            return
         if self.entries[i].length:
             lru_delete(&self.entries[i])
         if self.entries[j].length:
@@ -108,6 +105,14 @@ cdef class ColumnCache:
             self.lru_insert(&self.entries[i])
         if self.entries[j].length:
             self.lru_insert(&self.entries[j])
+
+    cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """Positions i and j exchange places."""
+        cdef CacheEntry* h
+        cdef double t
+        if i == j:
+            return
+        self.swap_headers(i, j)
         if i > j:
             i, j = j, i
         h = self.lru_head.next
@@ -137,28 +142,13 @@ cdef class ColumnCache:
         a pair but not the higher one is given up, as in swap_index)."""
         cdef CacheEntry* h
         cdef CacheEntry* next_h
-        cdef CacheEntry tmp
         cdef Py_ssize_t k, i, j
         cdef double t
         for k in range(count):
             i = first[k]
             j = second[k]
-            if i == j:
-                continue
-            if self.entries[i].length:
-                lru_delete(&self.entries[i])
-            if self.entries[j].length:
-                lru_delete(&self.entries[j])
-            tmp.data = self.entries[i].data
-            tmp.length = self.entries[i].length
-            self.entries[i].data = self.entries[j].data
-            self.entries[i].length = self.entries[j].length
-            self.entries[j].data = tmp.data
-            self.entries[j].length = tmp.length
-            if self.entries[i].length:
-                self.lru_insert(&self.entries[i])
-            if self.entries[j].length:
-                self.lru_insert(&self.entries[j])
+            if i != j:
+                self.swap_headers(i, j)
         h = self.lru_head.next
         while h != &self.lru_head:
             next_h = h.next

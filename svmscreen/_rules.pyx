@@ -1094,6 +1094,11 @@ def classify_masks(const double[::1] lower, const double[::1] upper, double tau,
 # the KKT check of a screened solve (the safety net of DESIGN.md)
 # ---------------------------------------------------------------------------
 
+cdef inline bint _in_up(double y_t, double a_t, double lo_t, double hi_t) noexcept nogil:
+    """t in I_up: y_t a_t may increase (I_low is I_up with y_t negated)."""
+    return a_t < hi_t if y_t > 0 else a_t > lo_t
+
+
 def fixed_violators(const double[::1] alpha, const double[::1] grad,
                     const double[::1] lo, const double[::1] hi, y,
                     const unsigned char[::1] fixed, double tol,
@@ -1122,8 +1127,8 @@ def fixed_violators(const double[::1] alpha, const double[::1] grad,
                 if fixed[t]:
                     continue
                 v = -sign[t] * grad[t]
-                up = alpha[t] < hi[t] if sign[t] > 0 else alpha[t] > lo[t]
-                low = alpha[t] > lo[t] if sign[t] > 0 else alpha[t] < hi[t]
+                up = _in_up(sign[t], alpha[t], lo[t], hi[t])
+                low = _in_up(-sign[t], alpha[t], lo[t], hi[t])
                 if up and v > m:
                     m = v
                 if low and v < M:
@@ -1135,8 +1140,8 @@ def fixed_violators(const double[::1] alpha, const double[::1] grad,
                 if not fixed[t]:
                     continue
                 v = -sign[t] * grad[t]
-                up = alpha[t] < hi[t] if sign[t] > 0 else alpha[t] > lo[t]
-                low = alpha[t] > lo[t] if sign[t] > 0 else alpha[t] < hi[t]
+                up = _in_up(sign[t], alpha[t], lo[t], hi[t])
+                low = _in_up(-sign[t], alpha[t], lo[t], hi[t])
                 if (up and v - M >= tol) or (low and m - v >= tol):
                     bad[t] = 1
                     n_bad += 1
