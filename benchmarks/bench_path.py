@@ -106,7 +106,9 @@ def arm_path(shrinking, screening):
         extra = {"rate": float(np.mean(path.screening_rate)),
                  "put_back": int(path.put_back.sum()),
                  "rule_share": float(path.rule_seconds.sum() / max(path.solve_seconds.sum(),
-                                                                    1e-12))}
+                                                                    1e-12)),
+                 "rule_s": float(path.rule_seconds.sum()),
+                 "solve_s": float(path.solve_seconds.sum())}
         return seconds, path.objective, extra
     return run
 
@@ -183,7 +185,8 @@ def main():
     all_arms = {k: v for k, v in arms(args.rules).items() if k not in args.skip}
     default = "+dvi" if "+dvi" in all_arms else "warm+shrink"
     ratios = {key: [] for key in ("libsvm", "sklearn", "screen", "oracle")}
-    per_rule = {arm: {"speedup": [], "rule_share": []} for arm in all_arms if arm[0] == "+"}
+    per_rule = {arm: {"speedup": [], "rule_share": [], "rule_s": 0.0, "solve_s": 0.0}
+                for arm in all_arms if arm[0] == "+"}
     print(f"grid: {grid.size} values of C in [{grid[0]:g}, {grid[-1]:g}], tol {TOL}; "
           f"default arm {default}; {args.clock} clock")
     for name in names:
@@ -223,6 +226,8 @@ def main():
                 if arm in results:
                     stats["speedup"].append(results["warm+shrink"][0] / results[arm][0])
                     stats["rule_share"].append(results[arm][2]["rule_share"])
+                    stats["rule_s"] += results[arm][2]["rule_s"]
+                    stats["solve_s"] += results[arm][2]["solve_s"]
     print("\ngeometric means over rows:")
     print(f"  svmscreen default ({default}) vs LIBSVM per C: "
           f"{geometric_mean(ratios['libsvm']):.2f}x faster (target >= 5)")
@@ -238,7 +243,9 @@ def main():
         if share.size:
             print(f"  {arm}: on/off {geometric_mean(stats['speedup']):.2f}x; rule time / solve "
                   f"time: max {share.max():.3f}, mean {share.mean():.3f}, rows > 0.05: "
-                  f"{int(np.sum(share > 0.05))} of {share.size} (target: none)")
+                  f"{int(np.sum(share > 0.05))} of {share.size} (target: none); over all "
+                  f"rows {stats['rule_s'] / max(stats['solve_s'], 1e-12):.3f} "
+                  f"({stats['rule_s']:.3f} s of rule, {stats['solve_s']:.3f} s of solve)")
 
 
 if __name__ == "__main__":
