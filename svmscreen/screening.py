@@ -541,7 +541,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         raise ValueError("hi and hi_ref must be positive, finite and proportional")
     (q, weighted, alpha_l1, hi_sum, r1, tau, b_lo, b_hi, bc_lo, bc_hi, conflicts, geo,
      geo_c) = ball
-    centre_roundoff = _margin_roundoff(data.kernel_max, alpha_l1, q, hi_sum)
+    centre_roundoff = _rules.margin_roundoff(data.kernel_max, q, alpha_l1, hi_sum)
     b_interval = (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0)
     b_centred = (bc_lo, bc_hi) if data.centre else None
     statuses = ({"margin": geo} if not data.fit_intercept else
