@@ -707,7 +707,7 @@ cdef class _SMO:
             return 0
         self.n_screens += 1
         if _gap_safe_flags(self.G, self.y, self.alpha, self.lo, self.hi, self.Q.QD, m,
-                           -self.calculate_rho_upto(m), self.gap_tau, self.gap_roundoff,
+                           -self.calculate_rho(m), self.gap_tau, self.gap_roundoff,
                            flag) < 0:
             with gil:
                 raise MemoryError("screen_gap")
@@ -726,15 +726,6 @@ cdef class _SMO:
             self.start_frozen_upper = self.n_frozen_upper
         self.screen_seconds += _now() - started
         return found
-
-    cdef double calculate_rho_upto(self, Py_ssize_t stop) noexcept nogil:
-        """calculate_rho over positions < stop."""
-        cdef Py_ssize_t saved = self.l
-        cdef double rho
-        self.l = stop
-        rho = self.calculate_rho()
-        self.l = saved
-        return rho
 
     cdef int freeze_flagged(self, signed char[::1] flag, Py_ssize_t count) except -1 nogil:
         """Freeze the ``count`` positions < l_var with flag != 0 (needs
@@ -800,12 +791,13 @@ cdef class _SMO:
             self.freeze(freeze_positions[k])
         return 0
 
-    cdef double calculate_rho(self) noexcept nogil:
-        """svm.cpp calculate_rho: the mean of y_i G_i over free variables,
-        else the midpoint of the interval the KKT conditions allow."""
+    cdef double calculate_rho(self, Py_ssize_t stop) noexcept nogil:
+        """svm.cpp calculate_rho over positions < stop: the mean of y_i G_i
+        over free variables, else the midpoint of the interval the KKT
+        conditions allow."""
         cdef double ub = INFINITY, lb = -INFINITY, total = 0.0, yG
         cdef Py_ssize_t i, n_free = 0
-        for i in range(self.l):
+        for i in range(stop):
             if self.hi[i] <= self.lo[i]:
                 continue   # cannot move, so it says nothing about rho
             yG = self.y[i] * self.G[i]
@@ -963,7 +955,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     grad = np.empty(n)
     grad[order] = np.asarray(s.G)
     objective = 0.5 * float(np.dot(alpha, grad + np.asarray(p, dtype=np.float64)))
-    rho = s.calculate_rho() if s.has_equality else None
+    rho = s.calculate_rho(s.l) if s.has_equality else None
     result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
                          float(s.violation))
     result.max_iter = int(s.max_iter)
