@@ -789,6 +789,14 @@ def dome_rule(const double[::1] vdot_a, const double[::1] vdot_b,
 # pairwise count (bias_screening.md, sec. 2.4b)
 # ---------------------------------------------------------------------------
 
+cdef inline Py_ssize_t _set_flag(unsigned char* flag) noexcept nogil:
+    """Sets *flag; returns 1 if it was not set before."""
+    if flag[0]:
+        return 0
+    flag[0] = 1
+    return 1
+
+
 def pairwise_certify(const Py_ssize_t[::1] candidates,
                      const double[:, ::1] kernel_rows,
                      const double[::1] kernel_diag,
@@ -832,24 +840,12 @@ def pairwise_certify(const Py_ssize_t[::1] candidates,
                     above += weight[j]
                 elif diff + spread < -slack - 1e-12 * (1.0 + fabs(diff)):
                     below += weight[j]
+            # b* > beta_i puts a positive sample at 0 and a negative one at
+            # its bound; b* < beta_i the other way round.
             if above > c_neg * (1.0 + COUNT_EPS):           # b* > beta_i
-                if y[i] > 0:
-                    if not screened_zero[i]:
-                        added += 1
-                    screened_zero[i] = 1
-                else:
-                    if not screened_bound[i]:
-                        added += 1
-                    screened_bound[i] = 1
+                added += _set_flag(&screened_zero[i] if y[i] > 0 else &screened_bound[i])
             elif below > c_pos * (1.0 + COUNT_EPS):         # b* < beta_i
-                if y[i] > 0:
-                    if not screened_bound[i]:
-                        added += 1
-                    screened_bound[i] = 1
-                else:
-                    if not screened_zero[i]:
-                        added += 1
-                    screened_zero[i] = 1
+                added += _set_flag(&screened_bound[i] if y[i] > 0 else &screened_zero[i])
     return added
 
 
