@@ -68,6 +68,18 @@ cdef inline bint is_digit(char c) noexcept nogil:
     return b'0' <= c <= b'9'
 
 
+cdef inline bint push_digit(uint64_t* mantissa, int* digits, char c) noexcept nogil:
+    """Appends decimal digit c to the mantissa (leading zeros are not
+    significant and not counted); False when a 20th significant digit would
+    overflow it, which the caller hands to the slow path."""
+    if mantissa[0] != 0 or c != b'0':
+        if digits[0] == 19:
+            return False
+        mantissa[0] = mantissa[0] * 10 + <uint64_t>(c - c'0')
+        digits[0] += 1
+    return True
+
+
 # Exact powers of ten for the fast path of ``read_double``.
 cdef double POW10[23]
 POW10[:] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
@@ -96,21 +108,15 @@ cdef inline bint read_double_fast(const char* s, char** endp, double* out) noexc
         p += 1
     while is_digit(p[0]):
         any_digit = True
-        if mantissa != 0 or p[0] != b'0':
-            if digits == 19:
-                return False
-            mantissa = mantissa * 10 + <uint64_t>(p[0] - c'0')
-            digits += 1
+        if not push_digit(&mantissa, &digits, p[0]):
+            return False
         p += 1
     if p[0] == b'.':
         p += 1
         while is_digit(p[0]):
             any_digit = True
-            if mantissa != 0 or p[0] != b'0':
-                if digits == 19:
-                    return False
-                mantissa = mantissa * 10 + <uint64_t>(p[0] - c'0')
-                digits += 1
+            if not push_digit(&mantissa, &digits, p[0]):
+                return False
             exp10 -= 1
             p += 1
     if not any_digit:
