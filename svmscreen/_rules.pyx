@@ -53,37 +53,53 @@ cdef inline double _dot(const double[::1] a, const double[::1] b) noexcept nogil
     return s
 
 
+cdef inline Py_ssize_t _partition_less(double* work, Py_ssize_t lo, Py_ssize_t hi,
+                                        double pivot, bint or_equal) noexcept nogil:
+    """Move the entries of work[lo:hi] below pivot (at or below, with
+    ``or_equal``) to the front; returns where the rest starts.  Branch-free
+    (Lomuto with the swap done unconditionally): the comparisons of a
+    selection are unpredictable, and along a path, where every step
+    selects in new data, the mispredicted branches of a Hoare partition
+    made the count cost twice as much."""
+    cdef Py_ssize_t i, store = lo
+    cdef double v
+    for i in range(lo, hi):
+        v = work[i]
+        work[i] = work[store]
+        work[store] = v
+        store += (v <= pivot) if or_equal else (v < pivot)
+    return store
+
+
 cdef double _select(double* work, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
-    """k-th smallest (0-based) of work[0:n], by quickselect; permutes work."""
-    cdef Py_ssize_t left = 0, right = n - 1, i, j, mid
-    cdef double pivot, tmp
-    while right > left:
-        mid = left + (right - left) // 2
-        # median of three as pivot
-        if work[mid] < work[left]:
-            tmp = work[mid]; work[mid] = work[left]; work[left] = tmp
-        if work[right] < work[left]:
-            tmp = work[right]; work[right] = work[left]; work[left] = tmp
-        if work[right] < work[mid]:
-            tmp = work[right]; work[right] = work[mid]; work[mid] = tmp
-        pivot = work[mid]
-        i = left
-        j = right
-        while i <= j:
-            while work[i] < pivot:
-                i += 1
-            while work[j] > pivot:
-                j -= 1
-            if i <= j:
-                tmp = work[i]; work[i] = work[j]; work[j] = tmp
-                i += 1
-                j -= 1
-        if k <= j:
-            right = j
-        elif k >= i:
-            left = i
+    """k-th smallest (0-based) of work[0:n], by quickselect with a
+    median-of-three pivot; permutes work.  NaN entries, never expected,
+    give NaN."""
+    cdef Py_ssize_t lo = 0, hi = n, below, through
+    cdef double a, b, c, pivot
+    while hi - lo > 1:
+        a = work[lo]
+        b = work[lo + (hi - lo) // 2]
+        c = work[hi - 1]
+        # median of three, max(min(a, b), min(max(a, b), c)), by selects
+        pivot = b if a < b else a
+        pivot = c if c < pivot else pivot
+        a = a if a < b else b
+        pivot = pivot if pivot > a else a
+        below = _partition_less(work, lo, hi, pivot, False)
+        if k < below:
+            hi = below
+        elif below > lo:
+            lo = below
         else:
-            return work[k]
+            # Nothing below the pivot (it is the least value): split off the
+            # entries equal to it, so that ties cannot stall the loop.
+            through = _partition_less(work, lo, hi, pivot, True)
+            if through == lo:           # the pivot matched nothing: a NaN
+                return NAN
+            if k < through:
+                return pivot
+            lo = through
     return work[k]
 
 
@@ -360,18 +376,15 @@ cdef void _margins_loop(const double[::1] score_lo, const double[::1] score_hi,
     keeping the tighter of the new and the old values."""
     cdef Py_ssize_t i, n = y.shape[0]
     cdef double lo, up
+    # Selects rather than branches (the compiler makes these conditional
+    # moves; fmax/fmin would be libm calls): the signs of y, in sample
+    # order, are as unpredictable as coin flips.
     for i in range(n):
-        if y[i] > 0:
-            lo = score_lo[i] + b_lo
-            up = score_hi[i] + b_hi
-        else:
-            lo = -score_hi[i] - b_hi
-            up = -score_lo[i] - b_lo
+        lo = (score_lo[i] + b_lo) if y[i] > 0 else (-score_hi[i] - b_hi)
+        up = (score_hi[i] + b_hi) if y[i] > 0 else (-score_lo[i] - b_lo)
         # the tighter of the two (a NaN bound, never expected, is ignored)
-        if lo > lower[i]:
-            lower[i] = lo
-        if up < upper[i]:
-            upper[i] = up
+        lower[i] = lo if lo > lower[i] else lower[i]
+        upper[i] = up if up < upper[i] else upper[i]
 
 
 def intercept_interval(const double[::1] score_lo, const double[::1] score_hi,
@@ -439,10 +452,8 @@ cdef void _classify_loop(const double[::1] lower, const double[::1] upper, doubl
     masks."""
     cdef Py_ssize_t i, n = lower.shape[0]
     for i in range(n):
-        if lower[i] > 1.0 + tau:
-            screened_zero[i] = 1
-        if upper[i] < 1.0 - tau:
-            screened_bound[i] = 1
+        screened_zero[i] |= lower[i] > 1.0 + tau
+        screened_bound[i] |= upper[i] < 1.0 - tau
 
 
 cdef Py_ssize_t _drop_conflicts_loop(unsigned char[::1] screened_zero,
@@ -985,15 +996,25 @@ def margin_roundoff(double kernel_max, double q, double alpha_l1, double hi_sum)
     return _margin_roundoff(kernel_max, q, alpha_l1, hi_sum)
 
 
-def ball_screen(const double[::1] alpha, const double[::1] qa, const double[::1] y,
-                const double[::1] hi_ref, const double[::1] hi, double gap0,
-                bint exact_reference, double kernel_max, double tau,
-                const double[::1] norms, const double[::1] centred_norms,
-                const Py_ssize_t[::1] centre_index, bint fit_intercept,
-                double[::1] lower, double[::1] upper, double[:, ::1] work,
-                unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
-    """The (gap-)DVI step of ``screening.screen`` in one typed call, O(n)
-    given qa = Q alpha_ref and the reference's duality gap gap0:
+cdef struct BallStep:
+    Summary s            # the reference's scalars
+    double r1            # the ball's radius
+    double tau_eff       # tau + the round-off of the margin centres
+    double b[4]          # plain and centred intercept intervals
+    int statuses[2]      # geometry statuses of the two v-sets
+    Py_ssize_t conflicts
+
+
+cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[::1] y,
+                    const double[::1] hi_ref, const double[::1] hi, double gap0,
+                    bint exact_reference, double kernel_max, double tau,
+                    const double[::1] norms, const double[::1] centred_norms,
+                    const Py_ssize_t[::1] centre_index, bint fit_intercept,
+                    double[::1] lower, double[::1] upper, double[:, ::1] work,
+                    unsigned char[::1] screened_zero, unsigned char[::1] screened_bound,
+                    BallStep* out) noexcept nogil:
+    """The (gap-)DVI step, O(n) given qa = Q alpha_ref and the reference's
+    duality gap gap0 (lengths checked by the callers):
 
         the reference's scalars (``_reference_summary``),
         r1^2 = 1/4 (q - 1)^2 ||w_ref||^2 + q gap0   (bias_screening.md Thm 4;
@@ -1004,49 +1025,157 @@ def ball_screen(const double[::1] alpha, const double[::1] qa, const double[::1]
         and, if the masks are not empty, R' = {l > 1 + tau'}, L' = {u < 1 - tau'}
             with conflicts dropped, tau' = tau + the round-off of the centres.
 
+    Returns 0, -1 when the boxes are not positive, finite and proportional,
+    -2 out of memory."""
+    cdef Py_ssize_t i, n = alpha.shape[0]
+    cdef double roundoff
+    out.r1 = 0.0
+    out.tau_eff = tau
+    out.b[0] = out.b[1] = 0.0
+    out.b[2] = out.b[3] = NAN
+    out.statuses[0] = out.statuses[1] = 0
+    out.conflicts = 0
+    if _reference_summary(alpha, qa, hi_ref, hi, &out.s):
+        return -1
+    roundoff = 0.0 if exact_reference else _quadratic_roundoff(
+        kernel_max, out.s.alpha_l1, out.s.alpha_l1)
+    out.r1 = _gap_dvi_radius(out.s.q, out.s.W, gap0, roundoff)
+    out.tau_eff = tau + _margin_roundoff(kernel_max, out.s.q, out.s.alpha_l1, out.s.hi_sum)
+    if _fused_margins(qa, qa, y, hi, out.s.q, out.r1, 0.0, 0.0, 0, norms, centred_norms,
+                      centre_index, fit_intercept, out.s.weighted, 0.0, lower, upper, work,
+                      out.b, out.statuses):
+        return -2
+    if screened_zero.shape[0] > 0:
+        for i in range(n):
+            screened_zero[i] = 0
+            screened_bound[i] = 0
+        _classify_loop(lower, upper, out.tau_eff, screened_zero, screened_bound)
+        out.conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+    return 0
+
+
+cdef bint _ball_lengths_ok(Py_ssize_t n, const double[::1] y, const double[::1] norms,
+                           const double[::1] centred_norms,
+                           const Py_ssize_t[::1] centre_index, const double[::1] lower,
+                           const double[::1] upper, double[:, ::1] work,
+                           unsigned char[::1] screened_zero,
+                           unsigned char[::1] screened_bound) noexcept:
+    return not (y.shape[0] != n or norms.shape[0] != n
+                or lower.shape[0] != n or upper.shape[0] != n
+                or work.shape[0] < N_WORK_ROWS or work.shape[1] != n
+                or (centre_index.shape[0] > 0 and centred_norms.shape[0] != n)
+                or (screened_zero.shape[0] > 0 and (screened_zero.shape[0] != n
+                                                    or screened_bound.shape[0] != n)))
+
+
+def ball_screen(const double[::1] alpha, const double[::1] qa, const double[::1] y,
+                const double[::1] hi_ref, const double[::1] hi, double gap0,
+                bint exact_reference, double kernel_max, double tau,
+                const double[::1] norms, const double[::1] centred_norms,
+                const Py_ssize_t[::1] centre_index, bint fit_intercept,
+                double[::1] lower, double[::1] upper, double[:, ::1] work,
+                unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
+    """``_ball_step`` for ``screening.screen``: the (gap-)DVI ball, its
+    margins with the intercept count, and R' and L' if the masks are not
+    empty.
+
     Returns None when the boxes are not positive, finite and proportional,
     else (q, weighted, alpha_l1, hi_sum, r1, tau', b_lo, b_hi, b_lo_centred,
     b_hi_centred, conflicts, status, status_centred).
     """
-    cdef Py_ssize_t i, n = alpha.shape[0]
-    cdef Summary s
-    cdef double b[4]
-    cdef int statuses[2]
-    cdef double r1 = 0.0, tau_eff = tau, roundoff
-    cdef int err = 0
-    cdef Py_ssize_t conflicts = 0
-    cdef bint classify_now = screened_zero.shape[0] > 0
-    if (y.shape[0] != n or norms.shape[0] != n or lower.shape[0] != n
-            or upper.shape[0] != n or work.shape[0] < N_WORK_ROWS or work.shape[1] != n
-            or (centre_index.shape[0] > 0 and centred_norms.shape[0] != n)
-            or (classify_now and (screened_zero.shape[0] != n
-                                  or screened_bound.shape[0] != n))):
+    cdef BallStep out
+    cdef int err
+    if not _ball_lengths_ok(alpha.shape[0], y, norms, centred_norms, centre_index, lower,
+                            upper, work, screened_zero, screened_bound):
         raise ValueError("ball_screen: inconsistent lengths")
-    b[0] = b[1] = 0.0
-    b[2] = b[3] = NAN
-    statuses[0] = statuses[1] = 0
     with nogil:
-        err = _reference_summary(alpha, qa, hi_ref, hi, &s)
-        if not err:
-            roundoff = 0.0 if exact_reference else _quadratic_roundoff(
-                kernel_max, s.alpha_l1, s.alpha_l1)
-            r1 = _gap_dvi_radius(s.q, s.W, gap0, roundoff)
-            tau_eff = tau + _margin_roundoff(kernel_max, s.q, s.alpha_l1, s.hi_sum)
-            err = 2 * _fused_margins(qa, qa, y, hi, s.q, r1, 0.0, 0.0, 0, norms,
-                                     centred_norms, centre_index, fit_intercept, s.weighted,
-                                     0.0, lower, upper, work, b, statuses)
-        if not err and classify_now:
-            for i in range(n):
-                screened_zero[i] = 0
-                screened_bound[i] = 0
-            _classify_loop(lower, upper, tau_eff, screened_zero, screened_bound)
-            conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+        err = _ball_step(alpha, qa, y, hi_ref, hi, gap0, exact_reference, kernel_max, tau,
+                         norms, centred_norms, centre_index, fit_intercept, lower, upper,
+                         work, screened_zero, screened_bound, &out)
     if err == -1:
         return None
     if err:
         raise MemoryError("ball_screen")
-    return (s.q, s.weighted, s.alpha_l1, s.hi_sum, r1, tau_eff, b[0], b[1], b[2], b[3],
-            conflicts, statuses[0], statuses[1])
+    return (out.s.q, out.s.weighted, out.s.alpha_l1, out.s.hi_sum, out.r1, out.tau_eff,
+            out.b[0], out.b[1], out.b[2], out.b[3], out.conflicts, out.statuses[0],
+            out.statuses[1])
+
+
+_NO_MASK = np.empty(0, dtype=np.uint8)
+
+
+cdef class DviPathStep:
+    """The (gap-)DVI rule of a path step as one typed call, with the
+    per-dataset vectors and the scratch kept between steps (``_ball_step``,
+    the same step as ``screening.screen(rule="dvi")``; the path screens
+    at every C, and a small problem's solve takes a few hundred
+    microseconds, so the per-call Python work matters).
+
+    Parameters
+    ----------
+    y, norms : ndarray of shape (n,)
+        Labels (+1/-1) and ||z_i||.
+    centred_norms, centre_index :
+        The centring of the intercept count (``centre_index`` empty: none).
+    fit_intercept : bool
+    kernel_max : float
+        max_i K_ii (round-off bounds).
+    tau : float
+        Safety margin of the tests l > 1 + tau, u < 1 - tau.
+    """
+    cdef const double[::1] y, norms, centred_norms
+    cdef const Py_ssize_t[::1] centre_index
+    cdef bint fit_intercept
+    cdef double kernel_max, tau
+    cdef double[::1] qa, lower, upper
+    cdef double[:, ::1] work
+    cdef unsigned char[::1] zero, bound
+    cdef object masks
+
+    def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
+                 double kernel_max, double tau):
+        n = len(y)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.norms = np.ascontiguousarray(norms, dtype=np.float64)
+        self.centred_norms = np.ascontiguousarray(centred_norms, dtype=np.float64)
+        self.centre_index = np.ascontiguousarray(centre_index, dtype=np.intp)
+        self.fit_intercept = fit_intercept
+        self.kernel_max = kernel_max
+        self.tau = tau
+        self.qa = np.empty(n)
+        self.lower = np.empty(n)
+        self.upper = np.empty(n)
+        self.work = np.empty((N_WORK_ROWS, n))
+        zero, bound = np.empty(n, dtype=np.uint8), np.empty(n, dtype=np.uint8)
+        self.zero, self.bound = zero, bound
+        self.masks = (zero.view(bool), bound.view(bool))
+        if not _ball_lengths_ok(n, self.y, self.norms, self.centred_norms,
+                                self.centre_index, self.lower, self.upper, self.work,
+                                _NO_MASK, _NO_MASK):
+            raise ValueError("DviPathStep: inconsistent lengths")
+
+    def __call__(self, const double[::1] alpha, const double[::1] grad,
+                 const double[::1] hi_ref, const double[::1] hi, double gap0):
+        """R' and L' at box ``hi`` from the reference (alpha, grad = Q alpha - 1)
+        at box ``hi_ref`` with duality gap ``gap0``: two bool masks, which
+        the next call overwrites (a path uses them within its step)."""
+        cdef Py_ssize_t i, n = self.y.shape[0]
+        cdef BallStep out
+        cdef int err
+        if alpha.shape[0] != n or grad.shape[0] != n:
+            raise ValueError(f"alpha and grad must have length {n}")
+        with nogil:
+            for i in range(n):
+                self.qa[i] = grad[i] + 1.0
+            err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, False,
+                             self.kernel_max, self.tau, self.norms, self.centred_norms,
+                             self.centre_index, self.fit_intercept, self.lower, self.upper,
+                             self.work, self.zero, self.bound, &out)
+        if err == -1:
+            raise ValueError("hi and hi_ref must be positive, finite and proportional")
+        if err:
+            raise MemoryError("DviPathStep")
+        return self.masks
 
 
 cdef double _box_ratio(const double[::1] hi, const double[::1] hi_ref) noexcept nogil:

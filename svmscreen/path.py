@@ -263,7 +263,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     p, lo, y = problem.p, problem.lo, problem.y
     rows, alphas = [], ([] if keep == "all" else None)
     alpha = grad = gap = None       # the previous solution, the rule's reference
-    C_prev = None
+    C_prev = hi_prev = None
     hard_margin = False
     t = 0
     while True:
@@ -273,7 +273,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             C = float(grid[t])
         else:
             C = float(grid[0]) if t == 0 else min(
-                epsilon_step(C_prev, alpha, grad, p, lo, problem.hi_unit * C_prev, y,
+                epsilon_step(C_prev, alpha, grad, p, lo, hi_prev, y,
                              epsilon), C_max)
             if t > 0 and (C <= C_prev or hard_margin):
                 break
@@ -306,7 +306,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             # (kernel columns of those that move) is solver work, timed with
             # the solve.
             rule_start = _clock()
-            zero, bound = screening(alpha, grad, problem.hi_unit * C_prev, hi, gap)
+            zero, bound = screening(alpha, grad, hi_prev, hi, gap)
             solve_start = _clock()
             rule_seconds = solve_start - rule_start
             alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
@@ -322,7 +322,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         if result.status != "optimal":
             warnings.warn(f"C={C:g}: the solver reached max_iter before the tolerance",
                           ConvergenceWarning, stacklevel=3)
-        alpha, grad, C_prev = result.alpha, result.grad, C
+        alpha, grad, C_prev, hi_prev = result.alpha, result.grad, C, hi
         gap = duality_gap(alpha, grad, p, lo, hi, y)
         at_bound = alpha >= hi
         rows.append(dict(
@@ -413,7 +413,7 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
-    from svmscreen.screening import ScreeningData, screen, screen_dome
+    from svmscreen.screening import DEFAULT_TAU, ScreeningData, screen, screen_dome
     data = ScreeningData(problem.X, problem.signs, fit_intercept=fit_intercept,
                          qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
                          **problem.kernel_params)
@@ -436,6 +436,20 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
                                 top["hi"], hi, rule=rule)
             return found.screened_zero, found.screened_bound
         return dome_step
+    if rule == "dvi":
+        # One typed call a step (the rule of screen(rule="dvi"), without its
+        # per-call Python work: on heart_scale that work was half the step).
+        dvi = _rules.DviPathStep(
+            data.y, data.norms, data.centred_norms if data.centre else data.norms,
+            data.centre_index if data.centre else np.empty(0, dtype=np.intp),
+            data.fit_intercept, data.kernel_max, DEFAULT_TAU)
+
+        def dvi_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
+            if gap_ref is None:
+                gap_ref = duality_gap(alpha_ref, grad_ref, problem.p, problem.lo, hi_ref,
+                                      problem.y)
+            return dvi(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
+        return dvi_step
     state = {"shat": None}
     budget = shat_budget(problem.n)
 

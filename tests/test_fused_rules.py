@@ -10,7 +10,11 @@ against exact optima.
   stopping rule written out in numpy;
 - ``_rules.reference_summary``, ``box_ratio``, ``classify_masks``,
   ``fix_screened``;
-- ``screen(..., gap_ref=...)`` equals ``screen`` computing the gap itself.
+- ``screen(..., gap_ref=...)`` equals ``screen`` computing the gap itself;
+- the unweighted intercept count (a quickselect) equals the order
+  statistics of a sort, with ties and infinite thresholds;
+- the path's DVI step (``_rules.DviPathStep``, one typed call) equals
+  ``screen(rule="dvi")``.
 """
 import numpy as np
 import pytest
@@ -192,6 +196,65 @@ def test_precomputed_gap_gives_the_same_screen(rule):
     assert a.lower.tolist() == b.lower.tolist() and a.upper.tolist() == b.upper.tolist()
     assert a.screened_zero.tolist() == b.screened_zero.tolist()
     assert a.screened_bound.tolist() == b.screened_bound.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 60),
+       kind=st.sampled_from(["normal", "ties", "infinite", "decreasing"]))
+def test_unweighted_count_equals_sorted_order_statistics(seed, n, kind):
+    """bias_screening.md Thm 2: b_lo = beta_lo_(n_P), b_hi = beta_hi_(n_P + 1)."""
+    rng = np.random.default_rng(seed)
+    scores = {"normal": rng.normal(size=n),
+              "ties": rng.integers(0, 3, size=n).astype(float),
+              "infinite": np.where(rng.random(n) < 0.3, np.inf, rng.normal(size=n))
+              * np.where(rng.random(n) < 0.5, 1.0, -1.0),
+              "decreasing": -np.sort(rng.normal(size=n))}[kind]
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    score_lo, score_hi = scores - rng.uniform(0, 1, n), scores.copy()
+    b_lo, b_hi = _rules.intercept_interval(score_lo, score_hi, y, np.ones(n), False)
+    n_pos = int(np.sum(y > 0))
+    assert b_lo == (-np.inf if n_pos == 0 else np.sort(y - score_hi)[n_pos - 1])
+    assert b_hi == (np.inf if n_pos == n else np.sort(y - score_lo)[n_pos])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), fit_intercept=st.booleans(),
+       weighted=st.booleans(), centre_sample=st.sampled_from([1, 10, 1000]),
+       q=st.sampled_from([0.7, 1.3, 3.0]))
+def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre_sample, q):
+    from svmscreen.path import _Problem, make_screening
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    hi_unit = np.where(y > 0, 2.0, 0.5) if weighted else np.ones(n)
+    problem = _Problem(X, y, hi_unit, "rbf", 0.5, 0.0, 3, 10.0, fit_intercept)
+    K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    hi_ref = 0.8 * hi_unit
+    alpha = exact_svc(K, y, hi_ref, fit_intercept)[0]
+    alpha = np.clip(alpha + rng.uniform(-0.01, 0.01, n) * (not fit_intercept), 0.0, hi_ref)
+    grad = (y[:, None] * y[None] * K) @ alpha - 1.0
+    step = make_screening("dvi", problem, fit_intercept)
+    import svmscreen.path
+    data = ScreeningData(X, y, kernel="rbf", gamma=0.5, fit_intercept=fit_intercept,
+                         centre_sample=svmscreen.path.centre_sample(n))
+    zero, bound = step(alpha, grad, hi_ref, q * hi_ref)
+    want = screen(data, alpha, grad, hi_ref, q * hi_ref, "dvi")
+    assert zero.dtype == bool and bound.dtype == bool
+    assert zero.tolist() == want.screened_zero.tolist()
+    assert bound.tolist() == want.screened_bound.tolist()
+
+
+def test_path_dvi_step_checks_its_input():
+    y = np.array([1.0, -1.0, 1.0])
+    step = _rules.DviPathStep(y, np.ones(3), np.ones(3), np.empty(0, np.intp), True, 1.0,
+                              1e-9)
+    with pytest.raises(ValueError, match="length 3"):
+        step(np.zeros(2), np.zeros(2), np.ones(2), np.ones(2), 0.0)
+    with pytest.raises(ValueError, match="proportional"):
+        step(np.zeros(3), -np.ones(3), np.ones(3), np.array([1.0, 2.0, 1.0]), 0.0)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _rules.DviPathStep(y, np.ones(2), np.ones(3), np.empty(0, np.intp), True, 1.0, 1e-9)
 
 
 @pytest.mark.parametrize("rule", ["it", "bt2"])
