@@ -219,28 +219,44 @@ def test_unweighted_count_equals_sorted_order_statistics(seed, n, kind):
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), fit_intercept=st.booleans(),
-       weighted=st.booleans(), centre_sample=st.sampled_from([1, 10, 1000]),
-       q=st.sampled_from([0.7, 1.3, 3.0]))
-def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre_sample, q):
-    from svmscreen.path import _Problem, make_screening
+       weighted=st.booleans(), centre=st.booleans(), q=st.sampled_from([0.7, 1.3, 3.0]))
+def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre, q):
+    """The path's step (make_screening: centring on with the intercept) and
+    DviPathStep built directly (centring on or off) give screen()'s sets."""
+    from svmscreen.path import _Problem, centre_sample, make_screening
+    from svmscreen.screening import DEFAULT_TAU
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3))
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     y[0], y[1] = 1.0, -1.0
     hi_unit = np.where(y > 0, 2.0, 0.5) if weighted else np.ones(n)
-    problem = _Problem(X, y, hi_unit, "rbf", 0.5, 0.0, 3, 10.0, fit_intercept)
     K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=2))
     hi_ref = 0.8 * hi_unit
     alpha = exact_svc(K, y, hi_ref, fit_intercept)[0]
-    alpha = np.clip(alpha + rng.uniform(-0.01, 0.01, n) * (not fit_intercept), 0.0, hi_ref)
+    if not fit_intercept:                   # an inexact (still feasible) reference
+        alpha = np.clip(alpha + rng.uniform(-0.01, 0.01, n), 0.0, hi_ref)
     grad = (y[:, None] * y[None] * K) @ alpha - 1.0
-    step = make_screening("dvi", problem, fit_intercept)
-    import svmscreen.path
+    hi = q * hi_ref
+
+    problem = _Problem(X, y, hi_unit, "rbf", 0.5, 0.0, 3, 10.0, fit_intercept)
+    zero, bound = make_screening("dvi", problem, fit_intercept)(alpha, grad, hi_ref, hi)
     data = ScreeningData(X, y, kernel="rbf", gamma=0.5, fit_intercept=fit_intercept,
-                         centre_sample=svmscreen.path.centre_sample(n))
-    zero, bound = step(alpha, grad, hi_ref, q * hi_ref)
-    want = screen(data, alpha, grad, hi_ref, q * hi_ref, "dvi")
+                         centre_sample=centre_sample(n))
+    want = screen(data, alpha, grad, hi_ref, hi, "dvi")
     assert zero.dtype == bool and bound.dtype == bool
+    assert zero.tolist() == want.screened_zero.tolist()
+    assert bound.tolist() == want.screened_bound.tolist()
+
+    data = ScreeningData(X, y, kernel="rbf", gamma=0.5, fit_intercept=fit_intercept,
+                         centre=centre, centre_sample=5)
+    step = _rules.DviPathStep(
+        y, data.norms, data.centred_norms if data.centre else data.norms,
+        data.centre_index if data.centre else np.empty(0, dtype=np.intp), fit_intercept,
+        data.kernel_max, DEFAULT_TAU)
+    gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
+                      y if fit_intercept else None)
+    zero, bound = step(alpha, grad, hi_ref, hi, gap.gap)
+    want = screen(data, alpha, grad, hi_ref, hi, "dvi")
     assert zero.tolist() == want.screened_zero.tolist()
     assert bound.tolist() == want.screened_bound.tolist()
 
