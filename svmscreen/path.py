@@ -413,7 +413,7 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
-    from svmscreen.screening import DEFAULT_TAU, ScreeningData, screen, screen_dome
+    from svmscreen.screening import ScreeningData, screen, screen_dome
     data = ScreeningData(problem.X, problem.signs, fit_intercept=fit_intercept,
                          qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
                          **problem.kernel_params)
@@ -439,10 +439,7 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
     if rule == "dvi":
         # One typed call a step (the rule of screen(rule="dvi"), without its
         # per-call Python work: on heart_scale that work was half the step).
-        dvi = _rules.DviPathStep(
-            data.y, data.norms, data.centred_norms if data.centre else data.norms,
-            data.centre_index if data.centre else np.empty(0, dtype=np.intp),
-            data.fit_intercept, data.kernel_max, DEFAULT_TAU)
+        dvi = data.dvi_path_step()
 
         def dvi_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
             if gap_ref is None:

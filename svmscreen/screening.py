@@ -232,6 +232,21 @@ class ScreeningData:
         """w'(phi_i - c) from w'phi_i: subtract the mean over ``centre_index``."""
         return scores - scores[self.centre_index].mean()
 
+    @property
+    def centring(self):
+        """(centred_norms, centre_index) as the typed routines take them: the
+        centred set, or (norms, empty index) when centring is off."""
+        if self.centre:
+            return self.centred_norms, self.centre_index
+        return self.norms, _NO_INDEX
+
+    def dvi_path_step(self, tau=DEFAULT_TAU):
+        """The (gap-)DVI rule of a path step as one typed call
+        (``_rules.DviPathStep``, the step of ``screen(rule="dvi")``)."""
+        centred_norms, centre_index = self.centring
+        return _rules.DviPathStep(self.y, self.norms, centred_norms, centre_index,
+                                  self.fit_intercept, self.kernel_max, tau)
+
 
 class ShatState:
     """s-hat of BT2/IT and Q (s-hat * hi), carried along a path so that Qs is
@@ -378,8 +393,7 @@ def _fused_finish(data, qa, q, r1, hi, weighted, target=0.0, geometry=0, qs=None
     without Python per-set work.  Returns what ``_finish`` returns."""
     n = data.n
     lower, upper = np.empty(n), np.empty(n)
-    centre_index = data.centre_index if data.centre else _NO_INDEX
-    centred_norms = data.centred_norms if data.centre else data.norms
+    centred_norms, centre_index = data.centring
     b_lo, b_hi, bc_lo, bc_hi, geo, geo_c = _rules.fused_margins(
         qa, qa if qs is None else qs, data.y, hi, q, r1, r2, phi_norm, geometry,
         data.norms, centred_norms, centre_index, data.fit_intercept, weighted, target,
@@ -529,11 +543,11 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     classify_now = rule in ("dvi", "bt1") and not (pairwise and data.fit_intercept)
     zero = np.empty(n if classify_now else 0, dtype=np.uint8)
     bound = np.empty(n if classify_now else 0, dtype=np.uint8)
-    centre_index = data.centre_index if data.centre else _NO_INDEX
+    centred_norms, centre_index = data.centring
     ball = _rules.ball_screen(
         alpha, qa, y, hi_ref, hi, gap0, exact_reference, data.kernel_max, tau, data.norms,
-        data.centred_norms if data.centre else data.norms, centre_index, data.fit_intercept,
-        lower, upper, data.workspace, zero, bound)
+        centred_norms, centre_index, data.fit_intercept, lower, upper, data.workspace, zero,
+        bound)
     if ball is None:                         # say what is wrong with the boxes
         _as_vector(hi_ref, n, "hi_ref")
         _as_vector(hi, n, "hi")

@@ -224,7 +224,6 @@ def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre, q
     """The path's step (make_screening: centring on with the intercept) and
     DviPathStep built directly (centring on or off) give screen()'s sets."""
     from svmscreen.path import _Problem, centre_sample, make_screening
-    from svmscreen.screening import DEFAULT_TAU
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3))
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
@@ -249,10 +248,7 @@ def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre, q
 
     data = ScreeningData(X, y, kernel="rbf", gamma=0.5, fit_intercept=fit_intercept,
                          centre=centre, centre_sample=5)
-    step = _rules.DviPathStep(
-        y, data.norms, data.centred_norms if data.centre else data.norms,
-        data.centre_index if data.centre else np.empty(0, dtype=np.intp), fit_intercept,
-        data.kernel_max, DEFAULT_TAU)
+    step = data.dvi_path_step()
     gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref,
                       y if fit_intercept else None)
     zero, bound = step(alpha, grad, hi_ref, hi, gap.gap)
