@@ -27,6 +27,14 @@ settings.register_profile("wide", derandomize=False, print_blob=True,
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+def examples(default):
+    """``default`` examples in the default (fast, derandomized) profile; the
+    profile's count when HYPOTHESIS_PROFILE is set (e.g. ``wide``)."""
+    if os.environ.get("HYPOTHESIS_PROFILE"):
+        return settings().max_examples
+    return default
+
+
 @functools.lru_cache(maxsize=None)
 def load_dataset(name, max_rows=None, seed=0):
     """(X as CSR float64 with sorted indices, y) from data/<name>.xz,

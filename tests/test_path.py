@@ -2,10 +2,12 @@
 epsilon grid, cross-validation, and its error table."""
 import numpy as np
 import pytest
-from conftest import load_dataset
+from conftest import examples, load_dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import svmscreen
-from svmscreen.path import train_path
+from svmscreen.path import SCREENING_RULES, train_path
 
 
 def libsvm_objective(X, y, C, gamma, tol):
@@ -176,3 +178,57 @@ def test_command_line_path(capsys):
     out = capsys.readouterr().out
     assert "best C =" in out and "without screening" in out
     assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) >= 5
+
+
+# --------------------------------------------- screening on and off (issue 4)
+@pytest.mark.parametrize("rule", SCREENING_RULES)
+@pytest.mark.parametrize("name, kernel, fit_intercept, class_weight", [
+    ("heart_scale", "rbf", True, None),
+    ("heart_scale", "linear", False, None),
+    ("breast-cancer_scale", "linear", True, {1: 3.0}),
+    ("diabetes_scale", "rbf", True, {1: 3.0}),
+])
+def test_screened_path_equals_unscreened_path(rule, name, kernel, fit_intercept, class_weight):
+    """At tol 1e-6, every C of the screened path has the unscreened path's
+    objective (1e-6 relative) and decision values, and no rule puts a sample
+    back (every rule here is safe; the KKT check would catch one that is not)."""
+    X, y = load_dataset(name)
+    grid = np.geomspace(1e-2, 1e2, 13)
+    options = dict(C=grid, kernel=kernel, fit_intercept=fit_intercept,
+                   class_weight=class_weight, tol=1e-6)
+    plain = train_path(X, y, screening=None, **options)
+    screened = train_path(X, y, screening=rule, **options)
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-6)
+    assert screened.put_back.sum() == 0
+    if rule in ("dvi", "it"):
+        assert (screened.screened_zero + screened.screened_bound).sum() > 0
+    for t in range(len(grid)):
+        np.testing.assert_allclose(screened.model(t).decision_function(X),
+                                   plain.model(t).decision_function(X), atol=1e-3)
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(8, 40), d=st.integers(1, 4),
+       kernel=st.sampled_from(["linear", "rbf"]), rule=st.sampled_from(SCREENING_RULES),
+       fit_intercept=st.booleans(), weight=st.sampled_from([1.0, 0.2, 5.0]),
+       log_c_low=st.floats(-2.0, 0.5), span=st.floats(0.5, 3.0))
+def test_screened_path_equals_unscreened_path_random(seed, n, d, kernel, rule, fit_intercept,
+                                                      weight, log_c_low, span):
+    """The same on random problems, at tol 1e-9: objective, nothing put back,
+    and (RBF, where the optimum alpha is unique) alpha itself."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) + rng.choice([0.0, 2.0]) * rng.normal(size=d)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = 1.0, -1.0
+    grid = np.geomspace(10.0 ** log_c_low, 10.0 ** (log_c_low + span), 6)
+    options = dict(C=grid, kernel=kernel, gamma=1.0 / d, fit_intercept=fit_intercept,
+                   class_weight={1.0: weight}, tol=1e-9)
+    plain = train_path(X, y, screening=None, **options)
+    screened = train_path(X, y, screening=rule, **options)
+    scale = np.maximum(np.abs(plain.objective), 1e-3)
+    assert np.all(np.abs(screened.objective - plain.objective) <= 1e-7 * scale)
+    assert screened.put_back.sum() == 0
+    if kernel == "rbf":
+        for t, C in enumerate(grid):
+            np.testing.assert_allclose(screened.alphas[t], plain.alphas[t],
+                                       atol=1e-4 * C * max(weight, 1.0))

@@ -8,7 +8,6 @@ sec. 7 (P1-P10), seed_003 note sec. 7 (D1-D10), seed_002 note sec. 7 (P1,
 P4, P11), bias_screening.md sec. 9.
 """
 import itertools
-import os
 
 import numpy as np
 import pytest
@@ -22,16 +21,9 @@ from svmscreen._bounds import ball_bounds, dome_bounds, two_ball_bounds
 from svmscreen.screening import ScreeningData, screen, screen_dome
 
 from _reference import exact_svc, svc_margins
+from conftest import examples
 
 MARGIN_TOL = 1e-7          # slack for margins of an exact (1e-12) optimum
-
-
-def examples(default):
-    """``default`` examples in the default (fast, derandomized) profile; the
-    profile's count when HYPOTHESIS_PROFILE is set (e.g. ``wide``)."""
-    if os.environ.get("HYPOTHESIS_PROFILE"):
-        return settings().max_examples
-    return default
 
 
 # ---------------------------------------------------------------------------
