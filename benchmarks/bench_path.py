@@ -116,7 +116,7 @@ def arm_path(shrinking, screening):
 def arm_oracle(X, y, kernel, gamma, grid):
     """Per C: fix the true R (a = 0) and L (a = C) of an exact solution and
     time the reduced solve, warm-started as the path is."""
-    from svmscreen.path import apply_screen, _Problem
+    from svmscreen.path import apply_screen, warm_start, _Problem
     from svmscreen.reduced import solve_reduced
     truth = train_path(X, y, C=grid, kernel=kernel, gamma=gamma, tol=1e-6,
                        cache_size=CACHE_MB, screening=None)
@@ -135,8 +135,7 @@ def arm_oracle(X, y, kernel, gamma, grid):
         if alpha is None:
             alpha0, grad0, fixed = np.zeros(y.size), None, None
         else:
-            scale = C / grid[t - 1]
-            alpha0, grad0 = np.minimum(alpha * scale, hi), scale * (grad + 1) - 1
+            alpha0, grad0 = warm_start(alpha, grad, problem.p, C / grid[t - 1], hi)
             alpha0, grad0, fixed = apply_screen(problem, alpha0, grad0, hi, zero, bound)
         result, _ = solve_reduced(problem.Q, problem.p, problem.lo, hi, alpha0, y=signs,
                                   fixed=fixed, grad0=grad0, tol=TOL)

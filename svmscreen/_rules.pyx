@@ -469,6 +469,19 @@ cdef Py_ssize_t _drop_conflicts_loop(unsigned char[::1] screened_zero,
     return conflicts
 
 
+cdef Py_ssize_t _classify_masks_loop(const double[::1] lower, const double[::1] upper,
+                                     double tau, unsigned char[::1] screened_zero,
+                                     unsigned char[::1] screened_bound) noexcept nogil:
+    """``_classify_loop`` then ``_drop_conflicts_loop`` on zeroed masks;
+    returns the number of conflicts dropped."""
+    cdef Py_ssize_t i
+    for i in range(lower.shape[0]):
+        screened_zero[i] = 0
+        screened_bound[i] = 0
+    _classify_loop(lower, upper, tau, screened_zero, screened_bound)
+    return _drop_conflicts_loop(screened_zero, screened_bound)
+
+
 def classify(const double[::1] lower, const double[::1] upper, double tau,
              unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
     """``_classify_loop`` (ORs into the masks).  Returns (number in R',
@@ -559,7 +572,10 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
                 (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4);
              1: the BT2 ball B(m2, r2), v'm2 = 1/2 (v'w_ref + v'(sum s_j C_j z_j))
                 (paper 000, Thm 7);
-             2: BT1 cap BT2 (paper 000, Thm 8), phi_norm = ||m1 - m2||.
+             2: BT1 cap BT2 (paper 000, Thm 8), phi_norm = ||m1 - m2||;
+             3, 4: the SSNSV / ESSNSV dome {-w_a'w <= d'} cap B(o, r)
+                (``dome_rule``), qa = Q alpha_a, qs = Q alpha_b, r1 = r,
+                r2 = d', phi_norm = ||w_a||; o = 0 (3) or w_b / 2 (4).
     b[0:2] = plain interval, b[2:4] = centred one; statuses[0:2] the
     geometry statuses of the sets.  Returns 0, or -1 out of memory.
     """
@@ -583,6 +599,11 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
         shift_s = _dots_shift(qs, y, fit_intercept, index) if geometry != 0 else 0.0
         for i in range(n):
             dw = (y[i] * qa[i] if fit_intercept else qa[i]) - shift_w      # v_i'w_ref
+            if geometry >= 3:
+                ds = (y[i] * qs[i] if fit_intercept else qs[i]) - shift_s  # v_i'w_b
+                c1[i] = -dw                          # v'u, u = -w_a (paper 002, eq. 11)
+                c2[i] = 0.5 * ds if geometry == 4 else 0.0                 # v'o
+                continue
             # v'm1, m1 = (1 + q)/2 w_ref: the DVI / BT1 / gap-DVI centre
             # (paper 003 Cor. 12, paper 000 eq. 16, bias_screening Thm 4)
             c1[i] = t * dw
@@ -590,7 +611,10 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
                 ds = (y[i] * qs[i] if fit_intercept else qs[i]) - shift_s  # v_i' sum s_j C_j z_j
                 # v'm2, m2 = 1/2 (w_ref + sum_j s_j C_j z_j) (paper 000, Thm 7)
                 c2[i] = 0.5 * (dw + ds)
-        if geometry == 0:
+        if geometry >= 3:
+            statuses[k] = dome_bounds_loop(c2, c1, norms if k == 0 else centred_norms, r1,
+                                           phi_norm, r2, out_lo, out_hi)
+        elif geometry == 0:
             ball_bounds_loop(c1, norms if k == 0 else centred_norms, r1, out_lo, out_hi)
             statuses[k] = 0
         elif geometry == 1:
@@ -754,6 +778,18 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
 # SSNSV / ESSNSV: domes
 # ---------------------------------------------------------------------------
 
+cdef inline void _dome_shape(double gamma_a, double gamma_b, double cross_ab, bint enhanced,
+                             double roundoff, double* radius, double* d_prime) noexcept nogil:
+    """The dome's ball radius and half-space offset (``dome_rule``), widened by
+    ``roundoff``, the error bound of gamma_a, gamma_b and cross_ab."""
+    if enhanced:        # ESSNSV: paper 003, eq. 57, Thm 19
+        radius[0] = 0.5 * sqrt(fmax(gamma_b + roundoff, 0.0))
+        d_prime[0] = -gamma_a + 0.5 * cross_ab + 2.0 * roundoff
+    else:               # SSNSV: paper 002, eq. 12
+        radius[0] = sqrt(fmax(gamma_b + roundoff, 0.0))
+        d_prime[0] = -gamma_a + 2.0 * roundoff
+
+
 def dome_rule(const double[::1] vdot_a, const double[::1] vdot_b,
               const double[::1] vnorm, double gamma_a, double gamma_b,
               double cross_ab, bint enhanced, double[::1] lower,
@@ -782,12 +818,7 @@ def dome_rule(const double[::1] vdot_a, const double[::1] vdot_b,
     cdef double[::1] vo = o_arr, vu = u_arr
     cdef double radius, d_prime, u_norm = sqrt(fmax(gamma_a, 0.0))
     cdef int status
-    if enhanced:
-        radius = 0.5 * sqrt(fmax(gamma_b + roundoff, 0.0))
-        d_prime = -gamma_a + 0.5 * cross_ab + 2.0 * roundoff
-    else:
-        radius = sqrt(fmax(gamma_b + roundoff, 0.0))
-        d_prime = -gamma_a + 2.0 * roundoff
+    _dome_shape(gamma_a, gamma_b, cross_ab, enhanced, roundoff, &radius, &d_prime)
     with nogil:
         for i in range(n):
             vo[i] = 0.5 * vdot_b[i] if enhanced else 0.0
@@ -1046,11 +1077,8 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
                       out.b, out.statuses):
         return -2
     if screened_zero.shape[0] > 0:
-        for i in range(n):
-            screened_zero[i] = 0
-            screened_bound[i] = 0
-        _classify_loop(lower, upper, out.tau_eff, screened_zero, screened_bound)
-        out.conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+        out.conflicts = _classify_masks_loop(lower, upper, out.tau_eff, screened_zero,
+                                             screened_bound)
     return 0
 
 
@@ -1178,6 +1206,119 @@ cdef class DviPathStep:
         return self.masks
 
 
+cdef class DomePathStep:
+    """The SSNSV / ESSNSV rule of a path step as one typed call: the same
+    step as ``screening.screen_dome``, O(n) given the two references'
+    gradients (``_fused_margins``, geometry 3 or 4).
+
+    The larger reference (optimal at hi_b) is set once per block of the
+    path with ``set_upper``; each call screens a box hi_a <= hi <= hi_b from
+    the optimum at hi_a.
+
+    Parameters
+    ----------
+    y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau :
+        As ``DviPathStep``.
+    enhanced : bool
+        ESSNSV (paper 003, Thm 19) rather than SSNSV (paper 002).
+    """
+    cdef const double[::1] y, norms, centred_norms
+    cdef const Py_ssize_t[::1] centre_index
+    cdef bint fit_intercept, enhanced, has_upper
+    cdef double kernel_max, tau, gamma_b
+    cdef double[::1] qa, qb, alpha_b, hi_b, lower, upper
+    cdef double[:, ::1] work
+    cdef unsigned char[::1] zero, bound
+    cdef object masks
+
+    def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
+                 bint enhanced, double kernel_max, double tau):
+        n = len(y)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.norms = np.ascontiguousarray(norms, dtype=np.float64)
+        self.centred_norms = np.ascontiguousarray(centred_norms, dtype=np.float64)
+        self.centre_index = np.ascontiguousarray(centre_index, dtype=np.intp)
+        self.fit_intercept = fit_intercept
+        self.enhanced = enhanced
+        self.kernel_max = kernel_max
+        self.tau = tau
+        self.has_upper = False
+        self.qa, self.qb = np.empty(n), np.empty(n)
+        self.alpha_b, self.hi_b = np.empty(n), np.empty(n)
+        self.lower, self.upper = np.empty(n), np.empty(n)
+        self.work = np.empty((N_WORK_ROWS, n))
+        zero, bound = np.empty(n, dtype=np.uint8), np.empty(n, dtype=np.uint8)
+        self.zero, self.bound = zero, bound
+        self.masks = (zero.view(bool), bound.view(bool))
+        if not _ball_lengths_ok(n, self.y, self.norms, self.centred_norms,
+                                self.centre_index, self.lower, self.upper, self.work,
+                                _NO_MASK, _NO_MASK):
+            raise ValueError("DomePathStep: inconsistent lengths")
+
+    def set_upper(self, const double[::1] alpha_b, const double[::1] grad_b,
+                  const double[::1] hi_b):
+        """The larger reference: the optimum alpha_b at box hi_b and its
+        gradient Q alpha_b - 1 (copied)."""
+        cdef Py_ssize_t i, n = self.y.shape[0]
+        if alpha_b.shape[0] != n or grad_b.shape[0] != n or hi_b.shape[0] != n:
+            raise ValueError(f"alpha_b, grad_b and hi_b must have length {n}")
+        self.gamma_b = 0.0
+        for i in range(n):
+            self.alpha_b[i] = alpha_b[i]
+            self.qb[i] = grad_b[i] + 1.0
+            self.hi_b[i] = hi_b[i]
+            self.gamma_b += alpha_b[i] * self.qb[i]          # ||w_b||^2
+        self.has_upper = True
+
+    def __call__(self, const double[::1] alpha_a, const double[::1] grad_a,
+                 const double[::1] hi_a, const double[::1] hi):
+        """R' and L' at box ``hi`` from the optimum (alpha_a, grad_a =
+        Q alpha_a - 1) at box ``hi_a`` and the larger reference: two bool
+        masks, which the next call overwrites."""
+        cdef Py_ssize_t i, n = self.y.shape[0]
+        cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, hi_sum = 0.0
+        cdef double roundoff, tau_eff, radius, d_prime
+        cdef double b[4]
+        cdef int statuses[2]
+        cdef bint weighted = False, ordered = True
+        cdef int err = 0
+        if not self.has_upper:
+            raise ValueError("DomePathStep: set_upper first")
+        if alpha_a.shape[0] != n or grad_a.shape[0] != n or hi_a.shape[0] != n \
+                or hi.shape[0] != n:
+            raise ValueError(f"alpha_a, grad_a, hi_a and hi must have length {n}")
+        with nogil:
+            for i in range(n):
+                self.qa[i] = grad_a[i] + 1.0
+                gamma_a += alpha_a[i] * self.qa[i]           # ||w_a||^2
+                cross += alpha_a[i] * self.qb[i]             # w_a'w_b
+                l1 += fabs(alpha_a[i] + self.alpha_b[i])
+                hi_sum += hi[i]
+                weighted = weighted or hi[i] != hi[0]
+                ordered = ordered and hi_a[i] <= hi[i] * (1.0 + 1e-12) \
+                    and hi[i] <= self.hi_b[i] * (1.0 + 1e-12)
+            if ordered:
+                # As screening.screen_dome: the round-off of the quadratic
+                # forms widens the dome, that of the centres raises tau.
+                roundoff = _quadratic_roundoff(self.kernel_max, l1, l1)
+                tau_eff = self.tau + _margin_roundoff(self.kernel_max, 1.0, l1, hi_sum)
+                _dome_shape(gamma_a, self.gamma_b, cross, self.enhanced, roundoff, &radius,
+                            &d_prime)
+                err = _fused_margins(self.qa, self.qb, self.y, hi, 1.0, radius, d_prime,
+                                     sqrt(fmax(gamma_a, 0.0)), 4 if self.enhanced else 3,
+                                     self.norms, self.centred_norms, self.centre_index,
+                                     self.fit_intercept, weighted, 0.0, self.lower,
+                                     self.upper, self.work, b, statuses)
+                if not err:
+                    _classify_masks_loop(self.lower, self.upper, tau_eff, self.zero,
+                                         self.bound)
+        if not ordered:
+            raise ValueError("the domes need hi_a <= hi <= hi_b")
+        if err:
+            raise MemoryError("DomePathStep")
+        return self.masks
+
+
 cdef double _box_ratio(const double[::1] hi, const double[::1] hi_ref) noexcept nogil:
     """q with hi = q hi_ref, both positive and finite, within 1e-12 q (the
     rules need proportional boxes: the theta-box [0, hi/C] is then C-free,
@@ -1203,15 +1344,11 @@ def box_ratio(const double[::1] hi, const double[::1] hi_ref):
 
 def classify_masks(const double[::1] lower, const double[::1] upper, double tau,
                    unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
-    """``_classify_loop`` then ``_drop_conflicts_loop`` on zeroed masks, in
-    one call; returns the number of conflicts dropped."""
-    cdef Py_ssize_t i, conflicts
+    """``_classify_masks_loop``: R' and L' with conflicts dropped; returns
+    the number of conflicts dropped."""
+    cdef Py_ssize_t conflicts
     with nogil:
-        for i in range(lower.shape[0]):
-            screened_zero[i] = 0
-            screened_bound[i] = 0
-        _classify_loop(lower, upper, tau, screened_zero, screened_bound)
-        conflicts = _drop_conflicts_loop(screened_zero, screened_bound)
+        conflicts = _classify_masks_loop(lower, upper, tau, screened_zero, screened_bound)
     return conflicts
 
 

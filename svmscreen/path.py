@@ -112,6 +112,14 @@ def repair_equality(alpha, y, lo, hi, movable, target):
     return alpha
 
 
+def warm_start(alpha, grad, p, scale, hi):
+    """The warm start at C = scale * C_prev: the previous optimum scaled
+    (paper 000 sec. IV-B, "alpha seeding"), clipped to the box against
+    round-off, with its gradient, which scaling gives without kernel columns:
+    Q (s a) + p = s (G - p) + p."""
+    return np.minimum(alpha * scale, hi), scale * (grad - p) + p
+
+
 # --------------------------------------------------------------- results
 class PathResult:
     """The path: per C, the solution (or its summary) and what it cost.
@@ -265,6 +273,10 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     alpha = grad = gap = None       # the previous solution, the rule's reference
     C_prev = hi_prev = None
     hard_margin = False
+    # The domes' larger reference (_DomeStep): rows solved ahead of their turn.
+    lookahead = getattr(screening, "lookahead", 0)
+    ahead = {}                      # grid index -> (result, put_back, solve seconds)
+    options = dict(tol=tol, shrinking=shrinking, max_iter=max_iter)
     t = 0
     while True:
         if epsilon is None:
@@ -292,33 +304,54 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             if progress:
                 progress(t, C)
             continue
-        fixed = None
         if alpha is None:
             alpha0, grad0 = np.zeros(n), None
         else:
-            scale = C / C_prev
-            alpha0 = np.minimum(alpha * scale, hi)
-            grad0 = scale * (grad - p) + p
-        solve_start = None
-        if alpha is not None and screening is not None:
-            # rule_seconds: the rule (bounds and sets, O(n) given Q alpha);
-            # moving the proved variables to their bounds in the warm start
-            # (kernel columns of those that move) is solver work, timed with
-            # the solve.
-            rule_start = _clock()
-            zero, bound = screening(alpha, grad, hi_prev, hi, gap)
+            alpha0, grad0 = warm_start(alpha, grad, p, C / C_prev, hi)
+        if lookahead and alpha is not None and t not in ahead and not screening.covers(hi):
+            if epsilon is None:
+                # The end of the block is a row of the path: solving it now
+                # costs no extra solve, so its time is that row's solve time.
+                end = min(t - 1 + lookahead, len(grid) - 1)
+                if end > t:
+                    start = _clock()
+                    hi_end = problem.hi_unit * float(grid[end])
+                    a0, g0 = warm_start(alpha, grad, p, float(grid[end]) / C_prev, hi_end)
+                    result, put_back = solve_reduced(problem.Q, p, lo, hi_end, a0, y=y,
+                                                     grad0=g0, **options)
+                    ahead[end] = (result, put_back, _clock() - start)
+                    screening.set_upper(result.alpha, result.grad, hi_end)
+            else:
+                # The epsilon grid's values are not known in advance: the
+                # optimum at C_max is an extra solve, and the rule's cost.
+                start = _clock()
+                hi_top = problem.hi_unit * C_max
+                a0, g0 = warm_start(alpha, grad, p, C_max / C_prev, hi_top)
+                result, _ = solve_reduced(problem.Q, p, lo, hi_top, a0, y=y, grad0=g0,
+                                          **options)
+                screening.set_upper(result.alpha, result.grad, hi_top)
+                rule_seconds += _clock() - start
+        if t in ahead:
+            result, put_back, solve_seconds = ahead.pop(t)
+        else:
+            fixed = None
             solve_start = _clock()
-            rule_seconds = solve_start - rule_start
-            alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
-                                                        bound, counts=True)
-            if fixed is not None:
-                n_screened_zero, n_screened_bound = counts
-        if solve_start is None:
-            solve_start = _clock()
-        result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
-                                         grad0=grad0, tol=tol, shrinking=shrinking,
-                                         max_iter=max_iter)
-        solve_seconds = _clock() - solve_start
+            if alpha is not None and screening is not None:
+                # rule_seconds: the rule (bounds and sets, O(n) given Q alpha);
+                # moving the proved variables to their bounds in the warm
+                # start (kernel columns of those that move) is solver work,
+                # timed with the solve.
+                zero, bound = screening(alpha, grad, hi_prev, hi, gap)
+                rule_end = _clock()
+                rule_seconds += rule_end - solve_start
+                solve_start = rule_end
+                alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
+                                                            bound, counts=True)
+                if fixed is not None:
+                    n_screened_zero, n_screened_bound = counts
+            result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
+                                             grad0=grad0, **options)
+            solve_seconds = _clock() - solve_start
         if result.status != "optimal":
             warnings.warn(f"C={C:g}: the solver reached max_iter before the tolerance",
                           ConvergenceWarning, stacklevel=3)
@@ -404,8 +437,46 @@ def shat_budget(n):
     return int(max(16, n // 400))
 
 
-def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking=True,
-                   max_iter=None):
+class _DomeStep:
+    """SSNSV (paper 002) or ESSNSV (paper 003, Thm 19) along the path.
+
+    The domes need two optima, at C_a <= C <= C_b.  As in paper 002's
+    Algorithm 2 (notes/seed_002_ssnsv.md sec. 4, safe reconstruction), the
+    path works in blocks of ``lookahead`` values of C: ``run_path`` solves the
+    block's last C first (that optimum is the path's own solution there, so
+    no solve is added) and hands it over with ``set_upper``; every C inside
+    the block is screened with C_a = the previous C and C_b = the block's
+    end.  On an epsilon grid, whose values are not known in advance, the
+    larger optimum is the one at C_max, an extra solve.
+    """
+
+    # Paper 002 uses blocks of M = 5.  The block's end is warm-started from M
+    # values back, which costs iterations: on eight small rows of
+    # bench_path.py (--clock cpu), screened / unscreened time was 0.85 at
+    # M = 5, 0.93 at M = 3 and 0.95 at M = 2.
+    lookahead = 2
+
+    def __init__(self, rule, data):
+        self.n = data.n
+        self.step = data.dome_path_step(rule)     # one typed call a step
+        self.hi_upper = None
+
+    def set_upper(self, alpha, grad, hi):
+        self.step.set_upper(alpha, grad, hi)
+        self.hi_upper = hi
+
+    def covers(self, hi):
+        """Whether the larger reference is at a box >= hi."""
+        return self.hi_upper is not None and bool(np.all(hi <= self.hi_upper))
+
+    def __call__(self, alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
+        if not self.covers(hi):
+            none = np.zeros(self.n, dtype=bool)
+            return none, none
+        return self.step(alpha_ref, grad_ref, hi_ref, hi)
+
+
+def make_screening(rule, problem, fit_intercept):
     """The screening step of the path for ``rule`` (None: no screening):
     ``step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None) -> (zero, bound)``
     masks; ``gap_ref`` is the reference's ``duality_gap`` if known."""
@@ -413,29 +484,12 @@ def make_screening(rule, problem, fit_intercept, C_max=None, tol=1e-3, shrinking
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
-    from svmscreen.screening import ScreeningData, screen, screen_dome
+    from svmscreen.screening import ScreeningData, screen
     data = ScreeningData(problem.X, problem.signs, fit_intercept=fit_intercept,
                          qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
                          **problem.kernel_params)
     if rule in ("ssnsv", "essnsv"):
-        # The domes need a second reference at a larger C (paper 002,
-        # Lemma 1): the optimum at the top of the grid serves every step
-        # (notes/seed_002_ssnsv.md §4, safe reconstruction), solved once.
-        top = {}
-
-        def dome_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
-            if "alpha" not in top:
-                hi_top = problem.hi_unit * C_max
-                result, _ = solve_reduced(problem.Q, problem.p, problem.lo, hi_top,
-                                          np.zeros(problem.n), y=problem.y, tol=tol,
-                                          shrinking=shrinking, max_iter=max_iter)
-                top.update(alpha=result.alpha, grad=result.grad, hi=hi_top)
-            if np.any(hi > top["hi"]):
-                return np.zeros(problem.n, bool), np.zeros(problem.n, bool)
-            found = screen_dome(data, alpha_ref, grad_ref, hi_ref, top["alpha"], top["grad"],
-                                top["hi"], hi, rule=rule)
-            return found.screened_zero, found.screened_bound
-        return dome_step
+        return _DomeStep(rule, data)
     if rule == "dvi":
         # One typed call a step (the rule of screen(rule="dvi"), without its
         # per-call Python work: on heart_scale that work was half the step).
@@ -478,10 +532,7 @@ def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options
     from svmscreen._kernels import cross_kernel
     X_train = X[train]
     problem = _Problem(X_train, signs[train], hi_unit[train], **params)
-    screening = make_screening(path_options["screening"], problem, params["fit_intercept"],
-                               C_max=float(grid[-1]), tol=path_options["tol"],
-                               shrinking=path_options["shrinking"],
-                               max_iter=path_options["max_iter"])
+    screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
     rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,
                                                   keep="all"))
     X_held, s_held = X[held], signs[held]
@@ -528,7 +579,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         solve is checked; ``put_back`` counts the samples a rule got wrong.
         "dvi" is the default because it costs O(n) a step; "it" screens more
         but updates Q s-hat by kernel columns each step, which measured
-        slower overall (benchmarks/bench_path.py).
+        slower overall (benchmarks/bench_path.py).  The domes ("essnsv",
+        "ssnsv") need an optimum at a larger C: the path solves every other C
+        first and screens the C in between (paper 002, Algorithm 2).
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int or None
         Stratified k-fold cross-validation along the path.
@@ -595,9 +648,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=fit_intercept)
     problem = _Problem(X, signs, hi_unit, **params)
-    C_top = float(C_grid[-1]) if not epsilon_path else check_C_range(C_range)[1]
-    rule = make_screening(screening, problem, fit_intercept, C_max=C_top, tol=tol,
-                          shrinking=shrinking, max_iter=max_iter)
+    rule = make_screening(screening, problem, fit_intercept)
     total = len(C_grid) if not epsilon_path else 0
     progress, close = _progress_printer(verbose, total or None, "path")
     try:

@@ -247,6 +247,15 @@ class ScreeningData:
         return _rules.DviPathStep(self.y, self.norms, centred_norms, centre_index,
                                   self.fit_intercept, self.kernel_max, tau)
 
+    def dome_path_step(self, rule, tau=DEFAULT_TAU):
+        """The SSNSV / ESSNSV rule of a path step as one typed call
+        (``_rules.DomePathStep``, the step of ``screen_dome``)."""
+        if rule not in DOME_RULES:
+            raise ValueError(f"rule must be one of {DOME_RULES}, got {rule!r}")
+        centred_norms, centre_index = self.centring
+        return _rules.DomePathStep(self.y, self.norms, centred_norms, centre_index,
+                                   self.fit_intercept, rule == "essnsv", self.kernel_max, tau)
+
 
 class ShatState:
     """s-hat of BT2/IT and Q (s-hat * hi), carried along a path so that Qs is

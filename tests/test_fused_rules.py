@@ -14,7 +14,8 @@ against exact optima.
 - the unweighted intercept count (a quickselect) equals the order
   statistics of a sort, with ties and infinite thresholds;
 - the path's DVI step (``_rules.DviPathStep``, one typed call) equals
-  ``screen(rule="dvi")``.
+  ``screen(rule="dvi")``, and its dome step (``_rules.DomePathStep``)
+  equals ``screen_dome``.
 """
 import numpy as np
 import pytest
@@ -267,6 +268,12 @@ def test_path_dvi_step_checks_its_input():
         step(np.zeros(3), -np.ones(3), np.ones(3), np.array([1.0, 2.0, 1.0]), 0.0)
     with pytest.raises(ValueError, match="inconsistent"):
         _rules.DviPathStep(y, np.ones(2), np.ones(3), np.empty(0, np.intp), True, 1.0, 1e-9)
+    dome = _rules.DomePathStep(y, np.ones(3), np.ones(3), np.empty(0, np.intp), True, True,
+                               1.0, 1e-9)
+    with pytest.raises(ValueError, match="set_upper first"):
+        dome(np.zeros(3), -np.ones(3), np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="length 3"):
+        dome.set_upper(np.zeros(2), np.zeros(3), np.ones(3))
 
 
 @pytest.mark.parametrize("rule", ["it", "bt2"])
@@ -301,3 +308,36 @@ def test_budgeted_shat_is_safe_and_keeps_q_shat_exact(rule, fit_intercept):
             assert np.all(result.lower <= margins + 1e-7)
             assert np.all(margins <= result.upper + 1e-7)
         alpha_prev, c_prev = alpha, c
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), fit_intercept=st.booleans(),
+       weighted=st.booleans(), centre=st.booleans(), rule=st.sampled_from(["ssnsv", "essnsv"]),
+       q_a=st.sampled_from([0.3, 0.8, 1.0]), q_b=st.sampled_from([1.0, 1.5, 4.0]))
+def test_path_dome_step_equals_screen_dome(seed, n, fit_intercept, weighted, centre, rule,
+                                           q_a, q_b):
+    """The path's SSNSV/ESSNSV step (``_rules.DomePathStep``, one typed call)
+    gives screen_dome()'s sets, and refuses boxes out of order."""
+    from svmscreen.screening import screen_dome
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    hi = np.where(y > 0, 2.0, 0.5) if weighted else np.ones(n)
+    K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    Q = y[:, None] * y[None] * K
+    hi_a, hi_b = q_a * hi, q_b * hi
+    alpha_a = exact_svc(K, y, hi_a, fit_intercept)[0]
+    alpha_b = exact_svc(K, y, hi_b, fit_intercept)[0]
+    data = ScreeningData(X, y, kernel="rbf", gamma=0.5, fit_intercept=fit_intercept,
+                         centre=centre, centre_sample=5)
+    step = data.dome_path_step(rule)
+    step.set_upper(alpha_b, Q @ alpha_b - 1.0, hi_b)
+    zero, bound = step(alpha_a, Q @ alpha_a - 1.0, hi_a, hi)
+    want = screen_dome(data, alpha_a, Q @ alpha_a - 1.0, hi_a, alpha_b, Q @ alpha_b - 1.0,
+                       hi_b, hi, rule=rule)
+    assert zero.dtype == bool and bound.dtype == bool
+    assert zero.tolist() == want.screened_zero.tolist()
+    assert bound.tolist() == want.screened_bound.tolist()
+    with pytest.raises(ValueError, match="hi_a <= hi <= hi_b"):
+        step(alpha_a, Q @ alpha_a - 1.0, hi_a, 1.01 * hi_b)

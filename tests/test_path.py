@@ -232,3 +232,19 @@ def test_screened_path_equals_unscreened_path_random(seed, n, d, kernel, rule, f
         for t, C in enumerate(grid):
             np.testing.assert_allclose(screened.alphas[t], plain.alphas[t],
                                        atol=1e-4 * C * max(weight, 1.0))
+
+
+@pytest.mark.parametrize("rule", ["essnsv", "dvi"])
+def test_screened_epsilon_path_equals_unscreened(rule):
+    """On the epsilon grid (values not known in advance; the domes' larger
+    reference is then the optimum at C_max) screening changes nothing."""
+    X, y = load_dataset("heart_scale")
+    options = dict(grid="epsilon", epsilon=1e-2, C_range=(1e-2, 10.0), kernel="linear",
+                   tol=1e-6)
+    plain = train_path(X, y, screening=None, **options)
+    screened = train_path(X, y, screening=rule, **options)
+    # The grid's steps depend on each solution, equal to tol: so do the C.
+    np.testing.assert_allclose(screened.C, plain.C, rtol=1e-5)
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-5)
+    assert screened.put_back.sum() == 0
+    assert (screened.screened_zero + screened.screened_bound).sum() > 0
