@@ -162,7 +162,7 @@ cdef int dome_bounds_loop(const double[::1] centre_dot, const double[::1] v_dot_
     half-space that misses the ball (d' < -r||u||: inexact input) fall back
     to the ball alone (status BOUND_DISJOINT for the latter); r = 0 gives the
     point o.  Round-off of the inputs is the caller's: it passes d' and r
-    already widened by their round-off (``_rules.dome_rule``), so a tangent
+    already widened by their round-off (``_rules.dome_shape``), so a tangent
     half-space (w_a = w_b on a saturated path) stays a thin cap.
 
     Returns a BoundStatus.

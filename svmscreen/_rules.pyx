@@ -562,8 +562,8 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
                         bint weighted, double target, double[::1] lower,
                         double[::1] upper, double[:, ::1] work, double* b,
                         int* statuses) noexcept nogil:
-    """What ``screening._finish`` does, for one of the ball geometries, in
-    typed loops: per v-set (bias-free: z_i; intercept: phi_i, and phi_i - c
+    """The margin bounds of every sample over one region, in typed loops:
+    per v-set (bias-free: z_i; intercept: phi_i, and phi_i - c
     when ``centre_index`` is not empty), the score bounds over the region,
     then the intercept count and the margins, the tightest kept (all are
     valid: bias_screening.md, sec. 2.3-2.4a).
@@ -574,7 +574,7 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
                 (paper 000, Thm 7);
              2: BT1 cap BT2 (paper 000, Thm 8), phi_norm = ||m1 - m2||;
              3, 4: the SSNSV / ESSNSV dome {-w_a'w <= d'} cap B(o, r)
-                (``dome_rule``), qa = Q alpha_a, qs = Q alpha_b, r1 = r,
+                (``dome_shape``), qa = Q alpha_a, qs = Q alpha_b, r1 = r,
                 r2 = d', phi_norm = ||w_a||; o = 0 (3) or w_b / 2 (4).
     b[0:2] = plain interval, b[2:4] = centred one; statuses[0:2] the
     geometry statuses of the sets.  Returns 0, or -1 out of memory.
@@ -780,8 +780,8 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
 
 cdef inline void _dome_shape(double gamma_a, double gamma_b, double cross_ab, bint enhanced,
                              double roundoff, double* radius, double* d_prime) noexcept nogil:
-    """The dome's ball radius and half-space offset (``dome_rule``), widened by
-    ``roundoff``, the error bound of gamma_a, gamma_b and cross_ab."""
+    """The dome's ball radius and half-space offset (``dome_shape``), widened
+    by ``roundoff``, the error bound of gamma_a, gamma_b and cross_ab."""
     if enhanced:        # ESSNSV: paper 003, eq. 57, Thm 19
         radius[0] = 0.5 * sqrt(fmax(gamma_b + roundoff, 0.0))
         d_prime[0] = -gamma_a + 0.5 * cross_ab + 2.0 * roundoff
@@ -790,41 +790,29 @@ cdef inline void _dome_shape(double gamma_a, double gamma_b, double cross_ab, bi
         d_prime[0] = -gamma_a + 2.0 * roundoff
 
 
-def dome_rule(const double[::1] vdot_a, const double[::1] vdot_b,
-              const double[::1] vnorm, double gamma_a, double gamma_b,
-              double cross_ab, bint enhanced, double[::1] lower,
-              double[::1] upper, double roundoff=0.0):
-    """Bounds over the SSNSV or ESSNSV dome.
+def dome_shape(double gamma_a, double gamma_b, double cross_ab, bint enhanced,
+               double roundoff=0.0):
+    """The SSNSV or ESSNSV dome {u'w <= d'} cap B(o, r), u = -w_a, as
+    ``fused_margins`` takes it (geometry 3 / 4: r1 = r, r2 = d',
+    phi_norm = ||w_a||): returns (r, d').
 
     w_a optimal at C_a <= C, w_b feasible with H(w_b) <= s(C) (e.g. optimal
     at C_b >= C); gamma_a = ||w_a||^2, gamma_b = ||w_b||^2,
-    cross_ab = w_a'w_b, vdot_a[i] = v_i'w_a, vdot_b[i] = v_i'w_b.
-    Both domes are {u'w <= d} cap B(o, r) with u = -w_a, d = -gamma_a
-    (paper 002, eq. 11, Lemma 1):
+    cross_ab = w_a'w_b (paper 002, eq. 11, Lemma 1):
       SSNSV  (paper 002, eq. 12): o = 0, r = ||w_b||;  d' = -gamma_a
       ESSNSV (paper 003, eq. 57, Thm 19): o = w_b / 2, r = ||w_b|| / 2;
-             d' = -gamma_a + 1/2 w_a'w_b = rho
-    and Lemma 20 of paper 003 gives the closed form (corrected branch of
-    paper 000 Thm 11 / paper 002 Thm 2 per seed_000 note 2.9).
-    ``roundoff`` bounds the absolute error of gamma_a, gamma_b and cross_ab
-    (sums with cancellation): r^2 is widened by it and the half-space
-    loosened by 2 roundoff, so the region only grows (near tangency, e.g.
-    w_a = w_b on a saturated path, round-off is amplified by a square root).
-    Returns the geometry status.
+             d' = -gamma_a + 1/2 w_a'w_b
+    and Lemma 20 of paper 003 gives the bounds (``_bounds.dome_bounds``;
+    corrected branch of paper 000 Thm 11 / paper 002 Thm 2 per seed_000
+    note 2.9).  ``roundoff`` bounds the absolute error of gamma_a, gamma_b
+    and cross_ab (sums with cancellation): r^2 is widened by it and the
+    half-space loosened by 2 roundoff, so the region only grows (near
+    tangency, e.g. w_a = w_b on a saturated path, round-off is amplified by
+    a square root).
     """
-    cdef Py_ssize_t i, n = vdot_a.shape[0]
-    o_arr = np.empty(n)
-    u_arr = np.empty(n)
-    cdef double[::1] vo = o_arr, vu = u_arr
-    cdef double radius, d_prime, u_norm = sqrt(fmax(gamma_a, 0.0))
-    cdef int status
+    cdef double radius, d_prime
     _dome_shape(gamma_a, gamma_b, cross_ab, enhanced, roundoff, &radius, &d_prime)
-    with nogil:
-        for i in range(n):
-            vo[i] = 0.5 * vdot_b[i] if enhanced else 0.0
-            vu[i] = -vdot_a[i]
-        status = dome_bounds_loop(vo, vu, vnorm, radius, u_norm, d_prime, lower, upper)
-    return status
+    return radius, d_prime
 
 
 # ---------------------------------------------------------------------------

@@ -345,61 +345,14 @@ def _as_vector(value, n, name):
     return arr
 
 
-class _ScoreSets:
-    """The vectors v_i the geometry bounds: z_i (bias-free), or phi_i and
-    phi_i - c (intercept).  Each entry: (name, transform of the scores
-    phi_i'w into v_i'w or None, norms ||v_i||)."""
-
-    def __init__(self, data):
-        self.data = data
-        if not data.fit_intercept:
-            self.sets = [("margin", None, data.norms)]
-        else:
-            self.sets = [("plain", None, data.norms)]
-            if data.centre:
-                self.sets.append(("centred", data.centred, data.centred_norms))
-
-    def dots(self, qvec, transform):
-        """v_i'w for w with Q-products qvec (= z_i'w)."""
-        if not self.data.fit_intercept:
-            return np.ascontiguousarray(qvec)
-        scores = self.data.y * qvec                      # phi_i'w
-        return np.ascontiguousarray(scores if transform is None else transform(scores))
-
-
-def _finish(data, sets, bound_fn, hi, weighted, target=0.0):
-    """Run ``bound_fn(transform, norms) -> (score_lo, score_hi, status)`` on
-    each v-set and turn the bounds into margin bounds (with the intercept
-    count when needed), keeping the tightest over the sets (all are valid).
-    Returns (lower, upper, b_interval, b_centred, statuses)."""
-    n = data.n
-    lower = np.full(n, -np.inf)
-    upper = np.full(n, np.inf)
-    b_interval = (0.0, 0.0)
-    b_centred = None
-    statuses = {}
-    for name, transform, norms in sets.sets:
-        s_lo, s_hi, status = bound_fn(transform, norms)
-        statuses[name] = status
-        if not data.fit_intercept:
-            np.maximum(lower, s_lo, out=lower)
-            np.minimum(upper, s_hi, out=upper)
-            continue
-        b_lo, b_hi = _rules.scores_to_margins(s_lo, s_hi, data.y, hi, weighted, target,
-                                              lower, upper)
-        if name == "plain":
-            b_interval = (b_lo, b_hi)
-        else:
-            b_centred = (b_lo, b_hi)
-    return lower, upper, b_interval, b_centred, statuses
-
-
 def _fused_finish(data, qa, q, r1, hi, weighted, target=0.0, geometry=0, qs=None, r2=0.0,
                   phi_norm=0.0):
-    """``_finish`` for the ball geometries (0: the (gap-)DVI ball, 1: BT2,
-    2: IT) in one typed call (``_rules.fused_margins``, the same formulas):
-    the path screens at every C, so the cost must stay O(n) given Q alpha,
-    without Python per-set work.  Returns what ``_finish`` returns."""
+    """The margin bounds over a region, per v-set (bias-free: z_i; intercept:
+    phi_i, and phi_i - c with centring), turned into margins with the
+    intercept count and the tightest kept (all are valid), in one typed call
+    (``_rules.fused_margins``): geometry 0 the (gap-)DVI ball, 1 BT2, 2 IT,
+    3/4 the SSNSV/ESSNSV dome.  O(n) given Q alpha.
+    Returns (lower, upper, b_interval, b_centred, statuses)."""
     n = data.n
     lower, upper = np.empty(n), np.empty(n)
     centred_norms, centre_index = data.centring
@@ -775,16 +728,10 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     gamma_a = float(alpha_a @ qa_a)                  # ||w_a||^2
     gamma_b = float(alpha_b @ qa_b)                  # ||w_b||^2
     cross = float(alpha_a @ qa_b)                    # w_a'w_b
-    sets = _ScoreSets(data)
-
-    def dome(transform, norms):
-        lo, up = np.empty(n), np.empty(n)
-        geo = _rules.dome_rule(sets.dots(qa_a, transform), sets.dots(qa_b, transform),
-                               norms, gamma_a, gamma_b, cross, rule == "essnsv", lo, up,
-                               roundoff)
-        return lo, up, geo
-
-    lower, upper, b_interval, b_centred, statuses = _finish(data, sets, dome, hi, weighted)
+    radius, d_prime = _rules.dome_shape(gamma_a, gamma_b, cross, rule == "essnsv", roundoff)
+    lower, upper, b_interval, b_centred, statuses = _fused_finish(
+        data, qa_a, 1.0, radius, hi, weighted, geometry=4 if rule == "essnsv" else 3,
+        qs=qa_b, r2=d_prime, phi_norm=np.sqrt(max(gamma_a, 0.0)))
     status = {"dome": statuses}
     zero, bound = _classify(lower, upper, tau, status)
     return ScreeningResult(

@@ -3,7 +3,7 @@
 blocks it replaces, which the safety tests of test_screening.py check
 against exact optima.
 
-- ``_rules.fused_margins`` (DVI ball, BT2 ball, IT; bias-free, plain and
+- ``_rules.fused_margins`` (DVI ball, BT2 ball, IT, domes; bias-free, plain and
   centred intercept sets, weighted or not) against ``_bounds`` bounds +
   ``intercept_interval`` + ``margins_with_intercept``;
 - ``_rules.fixed_violators`` (the KKT check of a screened solve) against the
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from svmscreen import _rules
-from svmscreen._bounds import ball_bounds, two_ball_bounds
+from svmscreen._bounds import ball_bounds, dome_bounds, two_ball_bounds
 from svmscreen.objective import duality_gap
 from svmscreen.screening import ScreeningData, screen
 
@@ -47,7 +47,10 @@ def _per_set_margins(qa, qs, y, hi, q, r1, r2, phi, geometry, norms, centred_nor
             scores = y * qvec
             return scores - scores[index].mean() if index is not None else scores
         d_w, d_s = dots(qa), dots(qs)
-        if geometry == 0:
+        if geometry >= 3:        # r1 = r, r2 = d', phi = ||w_a|| (_rules.dome_shape)
+            centre = 0.5 * d_s if geometry == 4 else np.zeros(n)
+            lo, up, _ = dome_bounds(centre, -d_w, vnorm, r1, phi, r2)
+        elif geometry == 0:
             lo, up = ball_bounds(t * d_w, vnorm, r1)
         elif geometry == 1:
             lo, up = ball_bounds(0.5 * (d_w + d_s), vnorm, r2)
@@ -65,7 +68,8 @@ def _per_set_margins(qa, qs, y, hi, q, r1, r2, phi, geometry, norms, centred_nor
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 40), geometry=st.sampled_from([0, 1, 2]),
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 40),
+       geometry=st.sampled_from([0, 1, 2, 3, 4]),
        fit_intercept=st.booleans(), centred=st.booleans(), weighted=st.booleans())
 def test_fused_margins_equal_the_per_set_composition(seed, n, geometry, fit_intercept,
                                                      centred, weighted):
