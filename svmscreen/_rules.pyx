@@ -1120,25 +1120,10 @@ def ball_screen(const double[::1] alpha, const double[::1] qa, const double[::1]
 _NO_MASK = np.empty(0, dtype=np.uint8)
 
 
-cdef class DviPathStep:
-    """The (gap-)DVI rule of a path step as one typed call, with the
-    per-dataset vectors and the scratch kept between steps (``_ball_step``,
-    the same step as ``screening.screen(rule="dvi")``; the path screens
-    at every C, and a small problem's solve takes a few hundred
-    microseconds, so the per-call Python work matters).
-
-    Parameters
-    ----------
-    y, norms : ndarray of shape (n,)
-        Labels (+1/-1) and ||z_i||.
-    centred_norms, centre_index :
-        The centring of the intercept count (``centre_index`` empty: none).
-    fit_intercept : bool
-    kernel_max : float
-        max_i K_ii (round-off bounds).
-    tau : float
-        Safety margin of the tests l > 1 + tau, u < 1 - tau.
-    """
+cdef class _PathStep:
+    """What the path's typed steps share: the per-dataset vectors, the
+    scratch kept between steps and the output masks (R', L'), which each
+    call overwrites."""
     cdef const double[::1] y, norms, centred_norms
     cdef const Py_ssize_t[::1] centre_index
     cdef bint fit_intercept
@@ -1148,8 +1133,8 @@ cdef class DviPathStep:
     cdef unsigned char[::1] zero, bound
     cdef object masks
 
-    def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
-                 double kernel_max, double tau):
+    def _setup(self, y, norms, centred_norms, centre_index, bint fit_intercept,
+               double kernel_max, double tau):
         n = len(y)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.norms = np.ascontiguousarray(norms, dtype=np.float64)
@@ -1168,7 +1153,31 @@ cdef class DviPathStep:
         if not _ball_lengths_ok(n, self.y, self.norms, self.centred_norms,
                                 self.centre_index, self.lower, self.upper, self.work,
                                 _NO_MASK, _NO_MASK):
-            raise ValueError("DviPathStep: inconsistent lengths")
+            raise ValueError(f"{type(self).__name__}: inconsistent lengths")
+
+
+cdef class DviPathStep(_PathStep):
+    """The (gap-)DVI rule of a path step as one typed call, with the
+    per-dataset vectors and the scratch kept between steps (``_ball_step``,
+    the same step as ``screening.screen(rule="dvi")``; the path screens
+    at every C, and a small problem's solve takes a few hundred
+    microseconds, so the per-call Python work matters).
+
+    Parameters
+    ----------
+    y, norms : ndarray of shape (n,)
+        Labels (+1/-1) and ||z_i||.
+    centred_norms, centre_index :
+        The centring of the intercept count (``centre_index`` empty: none).
+    fit_intercept : bool
+    kernel_max : float
+        max_i K_ii (round-off bounds).
+    tau : float
+        Safety margin of the tests l > 1 + tau, u < 1 - tau.
+    """
+    def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
+                 double kernel_max, double tau):
+        self._setup(y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau)
 
     def __call__(self, const double[::1] alpha, const double[::1] grad,
                  const double[::1] hi_ref, const double[::1] hi, double gap0):
@@ -1194,7 +1203,7 @@ cdef class DviPathStep:
         return self.masks
 
 
-cdef class DomePathStep:
+cdef class DomePathStep(_PathStep):
     """The SSNSV / ESSNSV rule of a path step as one typed call: the same
     step as ``screening.screen_dome``, O(n) given the two references'
     gradients (``_fused_margins``, geometry 3 or 4).
@@ -1210,38 +1219,17 @@ cdef class DomePathStep:
     enhanced : bool
         ESSNSV (paper 003, Thm 19) rather than SSNSV (paper 002).
     """
-    cdef const double[::1] y, norms, centred_norms
-    cdef const Py_ssize_t[::1] centre_index
-    cdef bint fit_intercept, enhanced, has_upper
-    cdef double kernel_max, tau, gamma_b
-    cdef double[::1] qa, qb, alpha_b, hi_b, lower, upper
-    cdef double[:, ::1] work
-    cdef unsigned char[::1] zero, bound
-    cdef object masks
+    cdef bint enhanced, has_upper
+    cdef double gamma_b
+    cdef double[::1] qb, alpha_b, hi_b
 
     def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
                  bint enhanced, double kernel_max, double tau):
+        self._setup(y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau)
         n = len(y)
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.norms = np.ascontiguousarray(norms, dtype=np.float64)
-        self.centred_norms = np.ascontiguousarray(centred_norms, dtype=np.float64)
-        self.centre_index = np.ascontiguousarray(centre_index, dtype=np.intp)
-        self.fit_intercept = fit_intercept
         self.enhanced = enhanced
-        self.kernel_max = kernel_max
-        self.tau = tau
         self.has_upper = False
-        self.qa, self.qb = np.empty(n), np.empty(n)
-        self.alpha_b, self.hi_b = np.empty(n), np.empty(n)
-        self.lower, self.upper = np.empty(n), np.empty(n)
-        self.work = np.empty((N_WORK_ROWS, n))
-        zero, bound = np.empty(n, dtype=np.uint8), np.empty(n, dtype=np.uint8)
-        self.zero, self.bound = zero, bound
-        self.masks = (zero.view(bool), bound.view(bool))
-        if not _ball_lengths_ok(n, self.y, self.norms, self.centred_norms,
-                                self.centre_index, self.lower, self.upper, self.work,
-                                _NO_MASK, _NO_MASK):
-            raise ValueError("DomePathStep: inconsistent lengths")
+        self.qb, self.alpha_b, self.hi_b = np.empty(n), np.empty(n), np.empty(n)
 
     def set_upper(self, const double[::1] alpha_b, const double[::1] grad_b,
                   const double[::1] hi_b):

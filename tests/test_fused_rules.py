@@ -222,6 +222,17 @@ def test_unweighted_count_equals_sorted_order_statistics(seed, n, kind):
     assert b_hi == (np.inf if n_pos == n else np.sort(y - score_lo)[n_pos])
 
 
+def _rbf_problem(seed, n, weighted):
+    """(rng, X, y, box per unit C, RBF kernel) of a small random problem."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    hi_unit = np.where(y > 0, 2.0, 0.5) if weighted else np.ones(n)
+    K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    return rng, X, y, hi_unit, K
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), fit_intercept=st.booleans(),
        weighted=st.booleans(), centre=st.booleans(), q=st.sampled_from([0.7, 1.3, 3.0]))
@@ -229,12 +240,7 @@ def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre, q
     """The path's step (make_screening: centring on with the intercept) and
     DviPathStep built directly (centring on or off) give screen()'s sets."""
     from svmscreen.path import _Problem, centre_sample, make_screening
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 3))
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    y[0], y[1] = 1.0, -1.0
-    hi_unit = np.where(y > 0, 2.0, 0.5) if weighted else np.ones(n)
-    K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    rng, X, y, hi_unit, K = _rbf_problem(seed, n, weighted)
     hi_ref = 0.8 * hi_unit
     alpha = exact_svc(K, y, hi_ref, fit_intercept)[0]
     if not fit_intercept:                   # an inexact (still feasible) reference
@@ -323,12 +329,7 @@ def test_path_dome_step_equals_screen_dome(seed, n, fit_intercept, weighted, cen
     """The path's SSNSV/ESSNSV step (``_rules.DomePathStep``, one typed call)
     gives screen_dome()'s sets, and refuses boxes out of order."""
     from svmscreen.screening import screen_dome
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 3))
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    y[0], y[1] = 1.0, -1.0
-    hi = np.where(y > 0, 2.0, 0.5) if weighted else np.ones(n)
-    K = np.exp(-0.5 * np.sum((X[:, None] - X[None]) ** 2, axis=2))
+    _, X, y, hi, K = _rbf_problem(seed, n, weighted)
     Q = y[:, None] * y[None] * K
     hi_a, hi_b = q_a * hi, q_b * hi
     alpha_a = exact_svc(K, y, hi_a, fit_intercept)[0]
