@@ -1337,6 +1337,22 @@ cdef inline bint _in_up(double y_t, double a_t, double lo_t, double hi_t) noexce
     return a_t < hi_t if y_t > 0 else a_t > lo_t
 
 
+cdef inline void _stopping_term(bint equality, const double[::1] sign,
+                                const double[::1] alpha, const double[::1] grad,
+                                const double[::1] lo, const double[::1] hi, Py_ssize_t t,
+                                double* v, bint* up, bint* low) noexcept nogil:
+    """Sample t's value in the stopping rule and the sides it counts on:
+    with the equality v = -y_t G_t, on I_up and/or I_low; without it the
+    projected gradient, on both sides."""
+    if equality:
+        v[0] = -sign[t] * grad[t]
+        up[0] = _in_up(sign[t], alpha[t], lo[t], hi[t])
+        low[0] = _in_up(-sign[t], alpha[t], lo[t], hi[t])
+    else:
+        v[0] = _projected_gradient(alpha[t], grad[t], lo[t], hi[t])
+        up[0] = low[0] = True
+
+
 def fixed_violators(const double[::1] alpha, const double[::1] grad,
                     const double[::1] lo, const double[::1] hi, y,
                     const unsigned char[::1] fixed, double tol,
@@ -1358,58 +1374,35 @@ def fixed_violators(const double[::1] alpha, const double[::1] grad,
     cdef Py_ssize_t t, n = alpha.shape[0], n_bad = 0
     cdef bint equality = y is not None, up, low
     cdef const double[::1] sign = y if equality else alpha    # unused without y
-    cdef double v, m = -INFINITY, M = INFINITY, m_all, M_all, top = 0.0, bottom = 0.0
+    # Without the equality every variable counts on both sides, and the
+    # extremes start at 0 (top = max(0, ...), bottom = min(0, ...)).
+    cdef double v, m = -INFINITY if equality else 0.0, M = INFINITY if equality else 0.0
+    cdef double m_all, M_all
     with nogil:
-        if equality:
-            for t in range(n):
-                if fixed[t]:
-                    continue
-                v = -sign[t] * grad[t]
-                up = _in_up(sign[t], alpha[t], lo[t], hi[t])
-                low = _in_up(-sign[t], alpha[t], lo[t], hi[t])
-                if up and v > m:
-                    m = v
-                if low and v < M:
-                    M = v
-            m_all = m
-            M_all = M
-            for t in range(n):
-                bad[t] = 0
-                if not fixed[t]:
-                    continue
-                v = -sign[t] * grad[t]
-                up = _in_up(sign[t], alpha[t], lo[t], hi[t])
-                low = _in_up(-sign[t], alpha[t], lo[t], hi[t])
-                if (up and v - M >= tol) or (low and m - v >= tol):
-                    bad[t] = 1
-                    n_bad += 1
-                    if up and v > m_all:
-                        m_all = v
-                    if low and v < M_all:
-                        M_all = v
-            if m_all > -INFINITY and M_all < INFINITY and m_all - M_all >= tol:
-                n_bad = -1
-        else:
-            for t in range(n):
-                if fixed[t]:
-                    continue
-                v = _projected_gradient(alpha[t], grad[t], lo[t], hi[t])
-                top = fmax(top, v)
-                bottom = fmin(bottom, v)
-            m_all = top
-            M_all = bottom
-            for t in range(n):
-                bad[t] = 0
-                if not fixed[t]:
-                    continue
-                v = _projected_gradient(alpha[t], grad[t], lo[t], hi[t])
-                if v - bottom >= tol or top - v >= tol:
-                    bad[t] = 1
-                    n_bad += 1
-                    m_all = fmax(m_all, v)
-                    M_all = fmin(M_all, v)
-            if m_all - M_all >= tol:
-                n_bad = -1
+        for t in range(n):
+            if fixed[t]:
+                continue
+            _stopping_term(equality, sign, alpha, grad, lo, hi, t, &v, &up, &low)
+            if up and v > m:
+                m = v
+            if low and v < M:
+                M = v
+        m_all = m
+        M_all = M
+        for t in range(n):
+            bad[t] = 0
+            if not fixed[t]:
+                continue
+            _stopping_term(equality, sign, alpha, grad, lo, hi, t, &v, &up, &low)
+            if (up and v - M >= tol) or (low and m - v >= tol):
+                bad[t] = 1
+                n_bad += 1
+                if up and v > m_all:
+                    m_all = v
+                if low and v < M_all:
+                    M_all = v
+        if m_all > -INFINITY and M_all < INFINITY and m_all - M_all >= tol:
+            n_bad = -1
         if n_bad == -1:
             n_bad = 0
             for t in range(n):
