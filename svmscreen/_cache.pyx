@@ -107,39 +107,16 @@ cdef class ColumnCache:
             self.lru_insert(&self.entries[j])
 
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-        """Positions i and j exchange places."""
-        cdef CacheEntry* h
-        cdef double t
-        if i == j:
-            return
-        self.swap_headers(i, j)
-        if i > j:
-            i, j = j, i
-        h = self.lru_head.next
-        while h != &self.lru_head:
-            if h.length > i:
-                if h.length > j:
-                    t = h.data[i]
-                    h.data[i] = h.data[j]
-                    h.data[j] = t
-                else:
-                    # The column covers i but not j: its entry i would be
-                    # stale, so give the column up (LIBSVM does the same).
-                    lru_delete(h)
-                    free(h.data)
-                    self.free_space += h.length
-                    h.data = NULL
-                    h.length = 0
-                    h = h.prev
-            h = h.next
+        """Positions i and j exchange places (``swap_many`` with one pair)."""
+        if i != j:
+            self.swap_many(&i, &j, 1)
 
     cdef void swap_many(self, const Py_ssize_t* first, const Py_ssize_t* second,
                         Py_ssize_t count) noexcept nogil:
         """``swap_index(first[k], second[k])`` for k = 0..count-1, in that
         order, with one pass over the cached columns instead of one per
         swap: each column applies all the swaps to its own entries while it
-        is hot in the CPU cache (a column that covers the lower position of
-        a pair but not the higher one is given up, as in swap_index)."""
+        is hot in the CPU cache."""
         cdef CacheEntry* h
         cdef CacheEntry* next_h
         cdef Py_ssize_t k, i, j
@@ -162,6 +139,8 @@ cdef class ColumnCache:
                     h.data[i] = h.data[j]
                     h.data[j] = t
                 elif h.length > i:
+                    # The column covers i but not j: its entry i would be
+                    # stale, so give the column up (LIBSVM does the same).
                     lru_delete(h)
                     free(h.data)
                     self.free_space += h.length

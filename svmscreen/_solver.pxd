@@ -14,3 +14,4 @@ cdef class QMatrix:
 
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
+    cdef void swap_positions(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil

@@ -110,6 +110,11 @@ cdef class QMatrix:
 
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         self.cache.swap_index(i, j)
+        self.swap_positions(i, j)
+
+    cdef void swap_positions(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """swap_index without the kernel cache (a caller that batches the
+        cache's swaps: ColumnCache.swap_many)."""
         self.perm[i], self.perm[j] = self.perm[j], self.perm[i]
         self.sign[i], self.sign[j] = self.sign[j], self.sign[i]
         self.QD[i], self.QD[j] = self.QD[j], self.QD[i]
@@ -246,9 +251,7 @@ cdef class _SMO:
 
     cdef void swap_arrays(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         """swap_index without the kernel cache."""
-        self.Q.perm[i], self.Q.perm[j] = self.Q.perm[j], self.Q.perm[i]
-        self.Q.sign[i], self.Q.sign[j] = self.Q.sign[j], self.Q.sign[i]
-        self.Q.QD[i], self.Q.QD[j] = self.Q.QD[j], self.Q.QD[i]
+        self.Q.swap_positions(i, j)
         self.alpha[i], self.alpha[j] = self.alpha[j], self.alpha[i]
         self.G[i], self.G[j] = self.G[j], self.G[i]
         self.G_bar[i], self.G_bar[j] = self.G_bar[j], self.G_bar[i]
