@@ -427,23 +427,6 @@ def margins_with_intercept(const double[::1] score_lo, const double[::1] score_h
         _margins_loop(score_lo, score_hi, y, b_lo, b_hi, lower, upper)
 
 
-def scores_to_margins(const double[::1] score_lo, const double[::1] score_hi,
-                      const double[::1] y, const double[::1] weight, bint weighted,
-                      double target, double[::1] lower, double[::1] upper):
-    """The intercept count and the margins of one score box in one call
-    (``_scores_to_margins``); returns (b_lo, b_hi)."""
-    cdef Py_ssize_t n = y.shape[0]
-    cdef double[::1] beta_lo = np.empty(n), beta_hi = np.empty(n)
-    cdef double b_lo = 0.0, b_hi = 0.0
-    cdef int err
-    with nogil:
-        err = _scores_to_margins(score_lo, score_hi, y, weight, weighted, target,
-                                 beta_lo, beta_hi, lower, upper, &b_lo, &b_hi)
-    if err:
-        raise MemoryError("scores_to_margins")
-    return b_lo, b_hi
-
-
 cdef void _classify_loop(const double[::1] lower, const double[::1] upper, double tau,
                          unsigned char[::1] screened_zero,
                          unsigned char[::1] screened_bound) noexcept nogil:
