@@ -656,9 +656,9 @@ def fused_margins(const double[::1] qa, const double[::1] qs, const double[::1] 
 # BT2 and IT
 # ---------------------------------------------------------------------------
 
-def choose_shat(const double[::1] qa, const double[::1] y,
-                const double[::1] hi, double q, double b_lo, double b_hi,
-                bint fit_intercept, unsigned char[::1] shat):
+cdef void _choose_shat(const double[::1] qa, const double[::1] y,
+                       const double[::1] hi, double q, double b_lo, double b_hi,
+                       bint fit_intercept, unsigned char[::1] shat) noexcept nogil:
     """The s-hat of NC3 (paper 000, sec. IV-C, eq. 25).
 
     Bias-free: s_i = 1 iff 1 - t (Q alpha_ref)_i > 0, t = (1 + q)/2, the exact
@@ -675,37 +675,46 @@ def choose_shat(const double[::1] qa, const double[::1] y,
     cdef double t = 0.5 * (1.0 + q), best = -INFINITY, val, v_lo, v_hi, b
     cdef double cand[3]
     cdef int best_k = 0
+    if not fit_intercept or not (b_lo > -INFINITY and b_hi < INFINITY):
+        for i in range(n):
+            shat[i] = (1.0 - t * qa[i]) > COUNT_EPS * (1.0 + fabs(t * qa[i]))
+        return
+    cand[0] = b_lo
+    cand[1] = b_hi
+    cand[2] = 0.5 * (b_lo + b_hi)
+    for k in range(3):
+        b = cand[k]
+        v_lo = 0.0
+        v_hi = 0.0
+        for i in range(n):
+            if 1.0 - t * qa[i] - y[i] * b > COUNT_EPS * (1.0 + fabs(t * qa[i]) + fabs(b)):
+                v_lo += hi[i] * (1.0 - t * qa[i] - y[i] * b_lo)
+                v_hi += hi[i] * (1.0 - t * qa[i] - y[i] * b_hi)
+        val = fmin(v_lo, v_hi)
+        if val > best + COUNT_EPS * (1.0 + fabs(best)) or k == 0:
+            best = val
+            best_k = k
+    b = cand[best_k]
+    for i in range(n):
+        shat[i] = (1.0 - t * qa[i] - y[i] * b) > COUNT_EPS * (1.0 + fabs(t * qa[i]) + fabs(b))
+
+
+def choose_shat(const double[::1] qa, const double[::1] y,
+                const double[::1] hi, double q, double b_lo, double b_hi,
+                bint fit_intercept, unsigned char[::1] shat):
+    """``_choose_shat`` into ``shat`` (tests)."""
+    if y.shape[0] != qa.shape[0] or hi.shape[0] != qa.shape[0] or shat.shape[0] != qa.shape[0]:
+        raise ValueError("choose_shat: inconsistent lengths")
     with nogil:
-        if not fit_intercept or not (b_lo > -INFINITY and b_hi < INFINITY):
-            for i in range(n):
-                shat[i] = (1.0 - t * qa[i]) > COUNT_EPS * (1.0 + fabs(t * qa[i]))
-        else:
-            cand[0] = b_lo
-            cand[1] = b_hi
-            cand[2] = 0.5 * (b_lo + b_hi)
-            for k in range(3):
-                b = cand[k]
-                v_lo = 0.0
-                v_hi = 0.0
-                for i in range(n):
-                    if 1.0 - t * qa[i] - y[i] * b > COUNT_EPS * (1.0 + fabs(t * qa[i]) + fabs(b)):
-                        v_lo += hi[i] * (1.0 - t * qa[i] - y[i] * b_lo)
-                        v_hi += hi[i] * (1.0 - t * qa[i] - y[i] * b_hi)
-                val = fmin(v_lo, v_hi)
-                if val > best + COUNT_EPS * (1.0 + fabs(best)) or k == 0:
-                    best = val
-                    best_k = k
-            b = cand[best_k]
-            for i in range(n):
-                shat[i] = (1.0 - t * qa[i] - y[i] * b) > COUNT_EPS * (1.0 + fabs(t * qa[i]) + fabs(b))
-    return None
+        _choose_shat(qa, y, hi, q, b_lo, b_hi, fit_intercept, shat)
 
 
-def bt2_ball(const double[::1] alpha, const double[::1] qa,
-             const double[::1] qs, const unsigned char[::1] shat,
-             const double[::1] y, const double[::1] hi, double q,
-             double b_ref, double b_lo, double b_hi, bint fit_intercept,
-             double roundoff=0.0):
+cdef void _bt2_ball(const double[::1] alpha, const double[::1] qa,
+                    const double[::1] qs, const unsigned char[::1] shat,
+                    const double[::1] y, const double[::1] hi, double q,
+                    double b_ref, double b_lo, double b_hi, bint fit_intercept,
+                    double roundoff, double* r2, double* phi_norm,
+                    double* r2_squared_raw) noexcept nogil:
     """Centre and radius of the BT2 ball and its distance to the BT1 centre.
 
     m2 = 1/2 (w_ref + sum_j s_j C_j z_j)                (paper 000, Thm 7)
@@ -720,41 +729,40 @@ def bt2_ball(const double[::1] alpha, const double[::1] qa,
     absolute bound on the round-off of the inputs' quadratic forms, added to
     r2^2 (with 1e-13 times the size of the summed terms).
 
-    Returns
-    -------
-    (r2, phi_norm, r2_squared_raw) : floats; r2_squared_raw < 0 beyond
-        round-off flags an inconsistent input (r2 is then clipped at 0).
+    Out: r2, phi_norm and r2_squared_raw; r2_squared_raw < 0 beyond
+    round-off flags an inconsistent input (r2 is then clipped at 0).
     """
     cdef Py_ssize_t i, n = qa.shape[0]
     cdef double W = 0.0, a_qs = 0.0, s_qs = 0.0, slack = 0.0, s_sum = 0.0
     cdef double r2sq_safe
     cdef double T = 0.0, m2sq, r2sq, phisq = 0.0, beta, margin, sc, magnitude = 0.0
-    with nogil:
-        for i in range(n):
-            sc = hi[i] if shat[i] else 0.0
-            W += alpha[i] * qa[i]
-            a_qs += alpha[i] * qs[i]
-            s_qs += sc * qs[i]
-            margin = 1.0 - qa[i] - (y[i] * b_ref if fit_intercept else 0.0)
-            if margin > 0.0:
-                slack += hi[i] * margin
-            s_sum += sc
-            T += sc * y[i]
-            beta = q * alpha[i] - sc
-            phisq += beta * (q * qa[i] - qs[i])
-            magnitude += fabs(alpha[i] * qa[i]) + fabs(alpha[i] * qs[i]) + fabs(sc * qs[i])
-        m2sq = 0.25 * (W + 2.0 * a_qs + s_qs)
-        r2sq = m2sq + slack - s_sum
-        magnitude = 0.25 * magnitude + slack + s_sum
-        if fit_intercept:
-            r2sq += fmax(T * b_lo, T * b_hi)
-            magnitude += fabs(T) * fmax(fabs(b_lo), fabs(b_hi))
-        phisq *= 0.25
-        # r2^2 is a difference of O(magnitude) terms: widen it by its
-        # round-off so that a tangent pair of balls (typical at q = 1, where
-        # NC3 is tight at the optimum) is never declared disjoint.
-        r2sq_safe = r2sq + ROUNDOFF * magnitude + roundoff
-    return sqrt(fmax(r2sq_safe, 0.0)), sqrt(fmax(phisq, 0.0)), r2sq
+    for i in range(n):
+        sc = hi[i] if shat[i] else 0.0
+        W += alpha[i] * qa[i]
+        a_qs += alpha[i] * qs[i]
+        s_qs += sc * qs[i]
+        margin = 1.0 - qa[i] - (y[i] * b_ref if fit_intercept else 0.0)
+        if margin > 0.0:
+            slack += hi[i] * margin
+        s_sum += sc
+        T += sc * y[i]
+        beta = q * alpha[i] - sc
+        phisq += beta * (q * qa[i] - qs[i])
+        magnitude += fabs(alpha[i] * qa[i]) + fabs(alpha[i] * qs[i]) + fabs(sc * qs[i])
+    m2sq = 0.25 * (W + 2.0 * a_qs + s_qs)
+    r2sq = m2sq + slack - s_sum
+    magnitude = 0.25 * magnitude + slack + s_sum
+    if fit_intercept:
+        r2sq += fmax(T * b_lo, T * b_hi)
+        magnitude += fabs(T) * fmax(fabs(b_lo), fabs(b_hi))
+    phisq *= 0.25
+    # r2^2 is a difference of O(magnitude) terms: widen it by its
+    # round-off so that a tangent pair of balls (typical at q = 1, where
+    # NC3 is tight at the optimum) is never declared disjoint.
+    r2sq_safe = r2sq + ROUNDOFF * magnitude + roundoff
+    r2[0] = sqrt(fmax(r2sq_safe, 0.0))
+    phi_norm[0] = sqrt(fmax(phisq, 0.0))
+    r2_squared_raw[0] = r2sq
 
 
 # ---------------------------------------------------------------------------
@@ -1275,6 +1283,278 @@ cdef class DomePathStep(_PathStep):
             raise ValueError("the domes need hi_a <= hi <= hi_b")
         if err:
             raise MemoryError("DomePathStep")
+        return self.masks
+
+
+cdef enum:
+    # How Q (s hi) is formed (``TwoBallPathStep``); on equal cost the first.
+    QS_BETA = 0
+    QS_SCRATCH = 1
+    QS_STATE = 2
+QS_WAYS = {"beta": QS_BETA, "scratch": QS_SCRATCH, "state": QS_STATE}
+
+
+cdef class TwoBallPathStep(_PathStep):
+    """BT2 (paper 000, Thm 7) or the Intersection Test (BT1 cap BT2, Thm 8)
+    of a path step, with the s-hat of BT2 and Q (s hi) carried from one call
+    to the next (paper 000, sec. IV-E, Table I).  ``screening.screen`` runs
+    the same step for rule "bt2" / "it".  A call is
+
+        the (gap-)DVI ball (``_ball_step``) and its intercept interval,
+        s-hat (``_choose_shat``), moved from the previous s by at most
+            ``budget`` changes, those whose NC3 term
+            hi_i |1 - t qa_i - y_i b| is largest (t = (1 + q)/2, b the
+            midpoint of the ball's intercept interval, 0 bias-free or
+            unbounded): any s is safe for BT2, only its strength depends on s,
+        Q (s hi) by the cheapest of three equal expressions (kernel form;
+            one kernel column per nonzero coefficient):
+            * from the previous call: columns of the changed s_j;
+            * through the reference: Q (s hi) = q Q alpha - Q beta with
+              beta = q alpha - s hi (docs/screening.md sec. 3), nonzero only
+              where alpha_j is not at the bound s predicts, mostly the free
+              support vectors;
+            * from scratch: columns of s;
+          the linear kernel recomputes it at O(nnz) (``q_times``),
+        the BT2 ball (``_bt2_ball``), the margins over the region
+            (``_fused_margins``, geometry 1 or 2), R' and L'.
+
+    Parameters
+    ----------
+    y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau :
+        As ``DviPathStep``.
+    intersect : bool
+        IT (True) or BT2 alone.
+    add_columns : callable
+        ``add_columns(index, coef, out)``: out += Q[:, index] coef, in place
+        (kernel form).
+    q_times : callable or None
+        ``q_times(coef)`` -> Q coef (linear kernel, O(nnz)); None for the
+        kernel form.
+    budget : int
+        At most this many changes of s-hat a call (kernel form); -1 none.
+    """
+    cdef int geometry
+    cdef Py_ssize_t budget
+    cdef object add_columns, q_times
+    cdef bint has_state
+    cdef unsigned char[::1] shat, shat_prev
+    cdef double[::1] qs, hi_state
+    cdef Py_ssize_t[::1] index
+    cdef double[::1] coef
+    cdef object index_array, coef_array, shat_array, qs_array, hi_state_array
+    cdef BallStep ball
+    cdef double r2, phi_norm, r2_squared
+    cdef double b2[4]
+    cdef int statuses2[2]
+    cdef Py_ssize_t conflicts
+
+    def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
+                 double kernel_max, double tau, bint intersect, add_columns, q_times,
+                 Py_ssize_t budget):
+        self._setup(y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau)
+        n = len(y)
+        self.geometry = 2 if intersect else 1
+        self.add_columns = add_columns
+        self.q_times = q_times
+        self.budget = budget if q_times is None else -1
+        self.has_state = False
+        self.shat_array = np.zeros(n, dtype=np.uint8)
+        self.shat = self.shat_array
+        self.shat_prev = np.zeros(n, dtype=np.uint8)
+        self.qs_array, self.hi_state_array = np.zeros(n), np.zeros(n)
+        self.qs, self.hi_state = self.qs_array, self.hi_state_array
+        self.index_array, self.coef_array = np.empty(n, dtype=np.intp), np.empty(n)
+        self.index, self.coef = self.index_array, self.coef_array
+
+    def set_state(self, shat, qs, hi):
+        """Start from a previous step's s-hat, Q (s hi) and box (copied)."""
+        cdef Py_ssize_t n = self.y.shape[0]
+        cdef const unsigned char[::1] given_shat = np.ascontiguousarray(shat, dtype=np.uint8)
+        cdef const double[::1] given_qs = np.ascontiguousarray(qs, dtype=np.float64)
+        cdef const double[::1] given_hi = np.ascontiguousarray(hi, dtype=np.float64)
+        if given_shat.shape[0] != n or given_qs.shape[0] != n or given_hi.shape[0] != n:
+            raise ValueError(f"shat, qs and hi must have length {n}")
+        self.shat_prev[:] = given_shat
+        self.qs[:] = given_qs
+        self.hi_state[:] = given_hi
+        self.has_state = True
+
+    def state(self):
+        """(shat as bool, Q (s hi), hi) of the last call (copies)."""
+        return (np.array(self.shat_array, dtype=bool), np.array(self.qs_array),
+                np.array(self.hi_state_array))
+
+    def details(self):
+        """What ``screening.screen`` reports of the last call."""
+        return dict(lower=np.asarray(self.lower), upper=np.asarray(self.upper),
+                    q=self.ball.s.q, weighted=self.ball.s.weighted,
+                    alpha_l1=self.ball.s.alpha_l1, hi_sum=self.ball.s.hi_sum,
+                    r1=self.ball.r1, tau=self.ball.tau_eff,
+                    ball_b=(self.ball.b[0], self.ball.b[1], self.ball.b[2], self.ball.b[3]),
+                    ball_statuses=(self.ball.statuses[0], self.ball.statuses[1]),
+                    b=(self.b2[0], self.b2[1], self.b2[2], self.b2[3]),
+                    statuses=(self.statuses2[0], self.statuses2[1]),
+                    r2=self.r2, phi_norm=self.phi_norm, r2_squared=self.r2_squared,
+                    conflicts=self.conflicts)
+
+    cdef void _limit_changes(self, const double[::1] qa, const double[::1] hi) noexcept nogil:
+        """Keep at most ``budget`` changes of s-hat from the previous s (all
+        zeros before the first call): the largest NC3 terms, ties to the
+        lower index."""
+        cdef Py_ssize_t i, k, m = 0, ties, n = self.y.shape[0]
+        cdef double t = 0.5 * (1.0 + self.ball.s.q), b = 0.0, threshold
+        cdef double* term = &self.work[W_LO, 0]
+        cdef double* scratch = &self.work[W_HI, 0]
+        cdef unsigned char previous
+        if self.fit_intercept and fabs(self.ball.b[0] + self.ball.b[1]) < INFINITY:
+            b = 0.5 * (self.ball.b[0] + self.ball.b[1])
+        for i in range(n):
+            previous = self.shat_prev[i] if self.has_state else 0
+            if self.shat[i] != previous:
+                self.index[m] = i
+                term[m] = hi[i] * fabs(1.0 - t * qa[i] - (self.y[i] * b if self.fit_intercept
+                                                           else 0.0))
+                m += 1
+        if m <= self.budget:
+            return
+        for k in range(m):
+            scratch[k] = term[k]
+        # the budget-th largest term; the larger ones are kept, then ties
+        threshold = _select(scratch, m, m - self.budget) if self.budget > 0 else INFINITY
+        ties = self.budget
+        for k in range(m):
+            ties -= term[k] > threshold
+        for k in range(m):
+            if term[k] > threshold:
+                continue
+            if term[k] == threshold and ties > 0:
+                ties -= 1
+                continue
+            i = self.index[k]
+            self.shat[i] = self.shat_prev[i] if self.has_state else 0
+
+    cdef object _update_qs(self, const double[::1] alpha, const double[::1] qa, double q,
+                           const double[::1] hi, int how):
+        """Q (s hi) into ``qs`` (``how`` < 0: the cheapest way), then s and
+        hi become the state."""
+        cdef Py_ssize_t i, m = 0, n = self.y.shape[0]
+        cdef Py_ssize_t n_beta = 0, n_scratch = 0, n_state = n + 1
+        cdef double beta, scale = NAN, s_hi
+        cdef const double[::1] fresh
+        if self.q_times is not None and how < 0:
+            for i in range(n):
+                self.coef[i] = hi[i] if self.shat[i] else 0.0
+            fresh = np.ascontiguousarray(self.q_times(self.coef_array), dtype=np.float64)
+            self.qs[:] = fresh
+        else:
+            with nogil:
+                if self.has_state:
+                    scale = _box_ratio(hi, self.hi_state)
+                for i in range(n):
+                    s_hi = hi[i] if self.shat[i] else 0.0
+                    beta = q * alpha[i] - s_hi
+                    n_beta += fabs(beta) > 1e-15 * hi[i]    # alpha exactly at the predicted bound
+                    n_scratch += self.shat[i] != 0
+                if scale > 0.0:
+                    n_state = 0
+                    for i in range(n):
+                        n_state += self.shat[i] != self.shat_prev[i]
+            if how < 0:
+                how = QS_BETA
+                if n_scratch < n_beta:
+                    how = QS_SCRATCH
+                if n_state < min(n_beta, n_scratch):
+                    how = QS_STATE
+            if how == QS_STATE and not scale > 0.0:
+                raise ValueError("Q s from the previous state needs a previous box "
+                                 "proportional to hi")
+            with nogil:
+                for i in range(n):
+                    s_hi = hi[i] if self.shat[i] else 0.0
+                    if how == QS_BETA:
+                        beta = q * alpha[i] - s_hi
+                        self.qs[i] = q * qa[i]
+                        if fabs(beta) > 1e-15 * hi[i]:
+                            self.index[m] = i
+                            self.coef[m] = -beta
+                            m += 1
+                    elif how == QS_SCRATCH:
+                        self.qs[i] = 0.0
+                        if self.shat[i]:
+                            self.index[m] = i
+                            self.coef[m] = s_hi
+                            m += 1
+                    else:
+                        self.qs[i] *= scale
+                        if self.shat[i] != self.shat_prev[i]:
+                            self.index[m] = i
+                            self.coef[m] = s_hi if self.shat[i] else -hi[i]
+                            m += 1
+            if m:
+                self.add_columns(self.index_array[:m], self.coef_array[:m], self.qs_array)
+        self.shat_prev[:] = self.shat
+        self.hi_state[:] = hi
+        self.has_state = True
+
+    def update_q_shat(self, shat, const double[::1] alpha, const double[::1] qa, double q,
+                      const double[::1] hi, how):
+        """Q (shat hi) by way ``how`` ("beta", "scratch", "state"; tests),
+        which becomes the state; returns a copy."""
+        cdef const unsigned char[::1] given = np.ascontiguousarray(shat, dtype=np.uint8)
+        self.shat[:] = given
+        self._update_qs(alpha, qa, q, hi, QS_WAYS[how])
+        return np.array(self.qs_array)
+
+    def __call__(self, const double[::1] alpha, const double[::1] grad,
+                 const double[::1] hi_ref, const double[::1] hi, double gap0, double b_ref,
+                 bint exact_reference=False):
+        """R' and L' at box ``hi`` from the reference (alpha, grad = Q alpha - 1)
+        at box ``hi_ref``, with duality gap ``gap0`` and best intercept
+        ``b_ref`` (for its slacks): two bool masks, which the next call
+        overwrites.  ``exact_reference``: gap 0 and no round-off (tests)."""
+        cdef Py_ssize_t i, n = self.y.shape[0]
+        cdef double l1 = 0.0
+        cdef int err
+        cdef unsigned char[::1] no_mask = self.zero[:0]
+        if alpha.shape[0] != n or grad.shape[0] != n:
+            raise ValueError(f"alpha and grad must have length {n}")
+        with nogil:
+            for i in range(n):
+                self.qa[i] = grad[i] + 1.0
+            err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, exact_reference,
+                             self.kernel_max, self.tau, self.norms, self.centred_norms,
+                             self.centre_index, self.fit_intercept, self.lower, self.upper,
+                             self.work, no_mask, no_mask, &self.ball)
+            if not err:
+                _choose_shat(self.qa, self.y, hi, self.ball.s.q, self.ball.b[0],
+                             self.ball.b[1], self.fit_intercept, self.shat)
+                if self.budget >= 0:
+                    self._limit_changes(self.qa, hi)
+        if err == -1:
+            raise ValueError("hi and hi_ref must be positive, finite and proportional")
+        if err:
+            raise MemoryError("TwoBallPathStep")
+        self._update_qs(alpha, self.qa, self.ball.s.q, hi, -1)
+        with nogil:
+            for i in range(n):
+                l1 += fabs(alpha[i] + (hi[i] if self.shat[i] else 0.0))
+            _bt2_ball(alpha, self.qa, self.qs, self.shat, self.y, hi, self.ball.s.q, b_ref,
+                      self.ball.b[0], self.ball.b[1], self.fit_intercept,
+                      0.0 if exact_reference else
+                      _quadratic_roundoff(self.kernel_max, l1, l1),
+                      &self.r2, &self.phi_norm, &self.r2_squared)
+            self.b2[0] = self.b2[1] = 0.0
+            self.b2[2] = self.b2[3] = NAN
+            err = _fused_margins(self.qa, self.qs, self.y, hi, self.ball.s.q, self.ball.r1,
+                                 self.r2, self.phi_norm, self.geometry, self.norms,
+                                 self.centred_norms, self.centre_index, self.fit_intercept,
+                                 self.ball.s.weighted, 0.0, self.lower, self.upper,
+                                 self.work, self.b2, self.statuses2)
+            if not err:
+                self.conflicts = _classify_masks_loop(self.lower, self.upper,
+                                                      self.ball.tau_eff, self.zero, self.bound)
+        if err:
+            raise MemoryError("TwoBallPathStep")
         return self.masks
 
 

@@ -484,7 +484,7 @@ def make_screening(rule, problem, fit_intercept):
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
-    from svmscreen.screening import ScreeningData, screen
+    from svmscreen.screening import ScreeningData
     data = ScreeningData(problem.X, problem.signs, fit_intercept=fit_intercept,
                          qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
                          **problem.kernel_params)
@@ -493,22 +493,19 @@ def make_screening(rule, problem, fit_intercept):
     if rule == "dvi":
         # One typed call a step (the rule of screen(rule="dvi"), without its
         # per-call Python work: on heart_scale that work was half the step).
-        dvi = data.dvi_path_step()
-
-        def dvi_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
-            if gap_ref is None:
-                gap_ref = duality_gap(alpha_ref, grad_ref, problem.p, problem.lo, hi_ref,
-                                      problem.y)
-            return dvi(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
-        return dvi_step
-    state = {"shat": None}
-    budget = shat_budget(problem.n)
+        step = data.dvi_path_step()
+    else:
+        # BT2 / IT: the typed step also carries s-hat and Q s along the path.
+        step = data.two_ball_path_step(rule, budget=shat_budget(problem.n))
 
     def ball_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
-        found = screen(data, alpha_ref, grad_ref, hi_ref, hi, rule=rule,
-                       shat_state=state["shat"], gap_ref=gap_ref, shat_budget=budget)
-        state["shat"] = found.shat_state
-        return found.screened_zero, found.screened_bound
+        if gap_ref is None:
+            gap_ref = duality_gap(alpha_ref, grad_ref, problem.p, problem.lo, hi_ref,
+                                  problem.y)
+        if rule == "dvi":
+            return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
+        return step(alpha_ref, grad_ref, hi_ref, hi, max(gap_ref.gap, 0.0),
+                    gap_ref.b if fit_intercept else 0.0)
     return ball_step
 
 

@@ -256,6 +256,20 @@ class ScreeningData:
         return _rules.DomePathStep(self.y, self.norms, centred_norms, centre_index,
                                    self.fit_intercept, rule == "essnsv", self.kernel_max, tau)
 
+    def two_ball_path_step(self, rule, tau=DEFAULT_TAU, budget=None):
+        """The BT2 / IT rule of a path step as one typed call
+        (``_rules.TwoBallPathStep``, which carries s-hat and Q s from one call
+        to the next; ``screen(rule="bt2" | "it")`` runs it once).
+        ``budget``: at most this many changes of s-hat a step (kernel form),
+        None for the argmax s."""
+        if rule not in ("bt2", "it"):
+            raise ValueError(f"rule must be 'bt2' or 'it', got {rule!r}")
+        centred_norms, centre_index = self.centring
+        return _rules.TwoBallPathStep(
+            self.y, self.norms, centred_norms, centre_index, self.fit_intercept,
+            self.kernel_max, tau, rule == "it", self.add_q_columns,
+            self.q_times if self.linear else None, -1 if budget is None else int(budget))
+
 
 class ShatState:
     """s-hat of BT2/IT and Q (s-hat * hi), carried along a path so that Qs is
@@ -345,6 +359,23 @@ def _as_vector(value, n, name):
     return arr
 
 
+def _raise_box_error(hi_ref, hi, n):
+    """Say what is wrong with the boxes a typed rule refused."""
+    _as_vector(hi_ref, n, "hi_ref")
+    _as_vector(hi, n, "hi")
+    _box_ratio(hi, hi_ref)
+    raise ValueError("hi and hi_ref must be positive, finite and proportional")
+
+
+def _statuses(data, status, status_centred):
+    """The geometry statuses of the v-sets, named."""
+    if not data.fit_intercept:
+        return {"margin": status}
+    if data.centre:
+        return {"plain": status, "centred": status_centred}
+    return {"plain": status}
+
+
 def _fused_finish(data, qa, q, r1, hi, weighted, target=0.0, geometry=0, qs=None, r2=0.0,
                   phi_norm=0.0):
     """The margin bounds over a region, per v-set (bias-free: z_i; intercept:
@@ -360,74 +391,11 @@ def _fused_finish(data, qa, q, r1, hi, weighted, target=0.0, geometry=0, qs=None
         qa, qa if qs is None else qs, data.y, hi, q, r1, r2, phi_norm, geometry,
         data.norms, centred_norms, centre_index, data.fit_intercept, weighted, target,
         lower, upper, data.workspace)
-    if not data.fit_intercept:
-        return lower, upper, (0.0, 0.0), None, {"margin": geo}
-    if data.centre:
-        return lower, upper, (b_lo, b_hi), (bc_lo, bc_hi), {"plain": geo, "centred": geo_c}
-    return lower, upper, (b_lo, b_hi), None, {"plain": geo}
+    return (lower, upper, (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0),
+            (bc_lo, bc_hi) if data.centre else None, _statuses(data, geo, geo_c))
 
 
 _NO_INDEX = np.empty(0, dtype=np.intp)
-
-
-def _budget_shat(shat, state, qa, y, hi, q, b_lo, b_hi, fit_intercept, budget):
-    """s-hat moved from the previous one (``state.shat``, zeros without a
-    state) towards the argmax ``shat`` by at most ``budget`` changes: those
-    whose NC3 term hi_i |1 - t qa_i - y_i b| is largest (t = (1 + q)/2, b the
-    midpoint of the intercept interval, 0 bias-free or unbounded;
-    ``_rules.choose_shat`` for the objective).  Any s is safe for BT2."""
-    previous = (state.shat if state is not None and state.shat.shape == shat.shape
-                else np.zeros_like(shat))
-    changed = np.flatnonzero(shat != previous)
-    if changed.size <= budget:
-        return shat
-    b = 0.5 * (b_lo + b_hi) if fit_intercept and np.isfinite(b_lo + b_hi) else 0.0
-    t = 0.5 * (1.0 + q)
-    term = hi[changed] * np.abs(1.0 - t * qa[changed] - (y[changed] * b if fit_intercept
-                                                             else 0.0))
-    keep = changed[np.argsort(-term, kind="stable")[:max(budget, 0)]]
-    out = previous.copy()
-    out[keep] = shat[keep]
-    return out
-
-
-def _update_shat_state(data, shat, hi, state, alpha, qa, q, how=None):
-    """Q (shat * hi) by the cheapest of three equal expressions (kernel form;
-    the cost is one kernel column per nonzero coefficient):
-      * from the state of the previous step: columns of the changed s_j
-        (paper 000, sec. IV-E, Table I);
-      * through the reference: Q(s hi) = q Q alpha - Q beta with
-        beta = q alpha - s hi (the phi of sec. 3 of docs/screening.md), which
-        is nonzero only where alpha_j is not at the bound s predicts, i.e.
-        mostly on the free support vectors;
-      * from scratch: columns of s.
-    The linear kernel always recomputes at O(nnz).  ``how`` forces one
-    ("state", "beta", "scratch"; tests)."""
-    if data.linear and how is None:
-        return ShatState(shat, data.q_times(shat * hi), hi)
-    beta = q * alpha - shat * hi
-    beta[np.abs(beta) <= 1e-15 * hi] = 0.0          # alpha exactly at the predicted bound
-    options = [(np.count_nonzero(beta), "beta"), (np.count_nonzero(shat), "scratch")]
-    scale = np.nan
-    if state is not None and state.shat.shape == shat.shape:
-        scale = _rules.box_ratio(hi, np.ascontiguousarray(state.hi, dtype=np.float64))
-        if scale > 0:
-            options.append((np.count_nonzero(shat != state.shat), "state"))
-    if how is None:
-        _, how = min(options)
-    if how == "state":
-        if not scale > 0:
-            _box_ratio(hi, state.hi, "hi", "shat_state.hi")        # raises, names the boxes
-        changed = np.flatnonzero(shat != state.shat)
-        qs = data.add_q_columns(changed, np.where(shat[changed], hi[changed], -hi[changed]),
-                                state.qs * scale)
-    elif how == "beta":
-        moved = np.flatnonzero(beta)
-        qs = data.add_q_columns(moved, -beta[moved], q * qa)
-    else:
-        chosen = np.flatnonzero(shat)
-        qs = data.add_q_columns(chosen, hi[chosen], np.zeros(data.n))
-    return ShatState(shat, qs, hi)
 
 
 def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
@@ -499,60 +467,58 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         alpha, grad, -np.ones(n), np.zeros(n), hi_ref, y if data.fit_intercept else None)
     b_ref = gap.b
     gap0 = 0.0 if exact_reference else max(gap.gap, 0.0)
-    # The ball, its margins and (DVI/BT1 without the pairwise count) R' and L'
-    # in one typed call: radius bias_screening Thm 4, round-off docs sec. 8.
-    lower, upper = np.empty(n), np.empty(n)
-    classify_now = rule in ("dvi", "bt1") and not (pairwise and data.fit_intercept)
-    zero = np.empty(n if classify_now else 0, dtype=np.uint8)
-    bound = np.empty(n if classify_now else 0, dtype=np.uint8)
-    centred_norms, centre_index = data.centring
-    ball = _rules.ball_screen(
-        alpha, qa, y, hi_ref, hi, gap0, exact_reference, data.kernel_max, tau, data.norms,
-        centred_norms, centre_index, data.fit_intercept, lower, upper, data.workspace, zero,
-        bound)
-    if ball is None:                         # say what is wrong with the boxes
-        _as_vector(hi_ref, n, "hi_ref")
-        _as_vector(hi, n, "hi")
-        _box_ratio(hi, hi_ref)
-        raise ValueError("hi and hi_ref must be positive, finite and proportional")
-    (q, weighted, alpha_l1, hi_sum, r1, tau, b_lo, b_hi, bc_lo, bc_hi, conflicts, geo,
-     geo_c) = ball
+    status = {}
+    new_state = None
+    classified = not (pairwise and data.fit_intercept)   # else after the pairwise count
+    if rule in ("bt2", "it"):
+        # The path's typed step, run once (_rules.TwoBallPathStep: the ball,
+        # s-hat, Q s, the BT2 ball and the margins over the region).
+        step = data.two_ball_path_step(rule, tau=tau, budget=shat_budget)
+        if shat_state is not None and shat_state.shat.shape == (n,):
+            step.set_state(shat_state.shat, shat_state.qs, shat_state.hi)
+        try:
+            zero, bound = step(alpha, grad, hi_ref, hi, gap0, b_ref, exact_reference)
+        except ValueError:
+            _raise_box_error(hi_ref, hi, n)
+        zero, bound = zero.view(np.uint8), bound.view(np.uint8)
+        found = step.details()
+        lower, upper = found["lower"], found["upper"]
+        new_state = ShatState(*step.state())
+        q, r1, tau = found["q"], found["r1"], found["tau"]
+        alpha_l1, hi_sum = found["alpha_l1"], found["hi_sum"]
+        b_lo, b_hi, bc_lo, bc_hi = found["b"]
+        ball_b = found["ball_b"]
+        b_lo, b_hi = max(b_lo, ball_b[0]), min(b_hi, ball_b[1])
+        status["ball"] = _statuses(data, *found["ball_statuses"])
+        status["r2_squared"] = found["r2_squared"]
+        status["second"] = _statuses(data, *found["statuses"])
+        status["conflicts"] = found["conflicts"]
+    else:
+        # The ball, its margins and (without the pairwise count) R' and L'
+        # in one typed call: radius bias_screening Thm 4, round-off docs sec. 8.
+        lower, upper = np.empty(n), np.empty(n)
+        zero = np.empty(n if classified else 0, dtype=np.uint8)
+        bound = np.empty(n if classified else 0, dtype=np.uint8)
+        centred_norms, centre_index = data.centring
+        ball = _rules.ball_screen(
+            alpha, qa, y, hi_ref, hi, gap0, exact_reference, data.kernel_max, tau, data.norms,
+            centred_norms, centre_index, data.fit_intercept, lower, upper, data.workspace,
+            zero, bound)
+        if ball is None:
+            _raise_box_error(hi_ref, hi, n)
+        (q, _, alpha_l1, hi_sum, r1, tau, b_lo, b_hi, bc_lo, bc_hi, conflicts, geo,
+         geo_c) = ball
+        status["ball"] = _statuses(data, geo, geo_c)
+        status["conflicts"] = conflicts
     centre_roundoff = _rules.margin_roundoff(data.kernel_max, q, alpha_l1, hi_sum)
     b_interval = (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0)
     b_centred = (bc_lo, bc_hi) if data.centre else None
-    statuses = ({"margin": geo} if not data.fit_intercept else
-                {"plain": geo, "centred": geo_c} if data.centre else {"plain": geo})
-    status = {"ball": statuses}
-    new_state = None
-    if rule in ("bt2", "it"):
-        b_lo, b_hi = b_interval                              # safe interval of b* (ball)
-        shat = np.zeros(n, dtype=np.uint8)
-        _rules.choose_shat(qa, y, hi, q, b_lo, b_hi, data.fit_intercept, shat)
-        shat = shat.astype(bool)
-        if shat_budget is not None and not data.linear:
-            shat = _budget_shat(shat, shat_state, qa, y, hi, q, b_lo, b_hi,
-                                data.fit_intercept, int(shat_budget))
-        new_state = _update_shat_state(data, shat, hi, shat_state, alpha, qa, q)
-        qs = np.ascontiguousarray(new_state.qs)
-        r2, phi_norm, r2sq_raw = _rules.bt2_ball(
-            alpha, qa, qs, shat.view(np.uint8), y, hi, q, b_ref, b_lo, b_hi,
-            data.fit_intercept,
-            _quadratic_roundoff(data.kernel_max, alpha + shat * hi, alpha + shat * hi))
-        status["r2_squared"] = r2sq_raw
-        lower, upper, b_interval2, b_centred, statuses = _fused_finish(
-            data, qa, q, r1, hi, weighted, geometry=1 if rule == "bt2" else 2, qs=qs, r2=r2,
-            phi_norm=phi_norm)
-        status["second"] = statuses
-        if data.fit_intercept:
-            b_interval = (max(b_interval[0], b_interval2[0]), min(b_interval[1], b_interval2[1]))
+
     def add_pairwise(zero, bound):
         status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
                                              2.0 * centre_roundoff)
-    if classify_now:
-        status["conflicts"] = conflicts
-    else:
-        zero, bound = _classify(lower, upper, tau, status,
-                                add_pairwise if pairwise and data.fit_intercept else None)
+    if not classified:
+        zero, bound = _classify(lower, upper, tau, status, add_pairwise)
     seconds = time.perf_counter() - start
     return ScreeningResult(
         rule=rule, lower=lower, upper=upper, screened_zero=zero.view(bool),

@@ -346,3 +346,43 @@ def test_path_dome_step_equals_screen_dome(seed, n, fit_intercept, weighted, cen
     assert bound.tolist() == want.screened_bound.tolist()
     with pytest.raises(ValueError, match="hi_a <= hi <= hi_b"):
         step(alpha_a, Q @ alpha_a - 1.0, hi_a, 1.01 * hi_b)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 40), fit_intercept=st.booleans(),
+       weighted=st.booleans(), rule=st.sampled_from(["it", "bt2"]),
+       kernel=st.sampled_from(["rbf", "linear"]), budget=st.sampled_from([None, 0, 2]))
+def test_path_two_ball_step_carries_state_like_screen(seed, n, fit_intercept, weighted, rule,
+                                                      kernel, budget):
+    """BT2/IT along a path: the typed step kept from one C to the next
+    (``_rules.TwoBallPathStep``, its s-hat and Q s carried inside) gives the
+    sets of screen() fed with the previous result's shat_state, and its Q s
+    is the fresh product Q (s hi)."""
+    rng, X, y, hi_unit, K = _rbf_problem(seed, n, weighted)
+    if kernel == "linear":
+        K = X @ X.T
+    Q = y[:, None] * y[None] * K
+    data = ScreeningData(X, y, kernel=kernel, gamma=0.5, fit_intercept=fit_intercept,
+                         centre_sample=5)
+    step = data.two_ball_path_step(rule, budget=budget)
+    state = None
+    c_prev = 0.2
+    alpha = exact_svc(K, y, c_prev * hi_unit, fit_intercept)[0]
+    for c in (0.3, 0.5, 0.9, 2.0):
+        grad = Q @ alpha - 1.0
+        want = screen(data, alpha, grad, c_prev * hi_unit, c * hi_unit, rule,
+                      shat_state=state, shat_budget=budget)
+        gap = want.gap_ref
+        b_ref = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), c_prev * hi_unit,
+                            y if fit_intercept else None).b
+        zero, bound = step(alpha, grad, c_prev * hi_unit, c * hi_unit, gap,
+                           b_ref if fit_intercept else 0.0)
+        assert zero.tolist() == want.screened_zero.tolist()
+        assert bound.tolist() == want.screened_bound.tolist()
+        shat, qs, hi = step.state()
+        assert shat.tolist() == want.shat_state.shat.tolist()
+        np.testing.assert_allclose(qs, Q @ (shat * hi), atol=1e-10)
+        state, c_prev = want.shat_state, c
+        alpha = exact_svc(K, y, c * hi_unit, fit_intercept)[0]
+    with pytest.raises(ValueError, match="proportional"):
+        step(alpha, Q @ alpha - 1.0, hi_unit, np.linspace(1.0, 2.0, n), 0.0, 0.0)

@@ -753,7 +753,6 @@ def test_refresh_grad_recomputes_stale_rows(kernel):
 def test_three_ways_to_q_shat_agree(kernel):
     """Q(s C) from the previous state, through beta = q alpha - s C, and from
     scratch are the same vector (per-sample boxes)."""
-    from svmscreen.screening import _update_shat_state
     X, y, K, gamma = make_problem(4, 30, 3, kernel, 1.0, 0.5)
     weights = class_weights(y, 2)
     data = ScreeningData(X, y, kernel, gamma)
@@ -766,9 +765,11 @@ def test_three_ways_to_q_shat_agree(kernel):
     shat = shat.astype(bool)
     fresh = Q @ (shat * 0.6 * weights)
     for how in ("state", "beta", "scratch"):
-        state = _update_shat_state(data, shat, 0.6 * weights, previous.shat_state, alpha,
-                                   Q @ alpha, 1.5, how=how)
-        assert np.allclose(state.qs, fresh, atol=1e-10), how
+        step = data.two_ball_path_step("it")
+        state = previous.shat_state
+        step.set_state(state.shat, state.qs, state.hi)
+        qs = step.update_q_shat(shat, alpha, Q @ alpha, 1.5, 0.6 * weights, how)
+        assert np.allclose(qs, fresh, atol=1e-10), how
 
 
 def test_shat_state_incremental_update_matches_fresh():
