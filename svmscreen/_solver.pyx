@@ -20,10 +20,13 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
   PGmax - PGmin < tol on the projected gradient.
 * Shrinking (LIBSVM's ``do_shrinking``) moves bounded variables that cannot
   move behind ``active_size``; the gradient of those variables is rebuilt
-  from ``G_bar`` before the final optimality check.
+  before the final optimality check, from ``G_bar`` (LIBSVM) or from the
+  gradient at the start plus the columns of the variables that moved,
+  whichever costs fewer kernel values.
 * ``fixed`` variables never enter the problem: they stay at their bound and
-  act only through ``G_bar``, the gradient contribution of every variable at
-  a bound:  G_bar_i = sum_{j at a bound} a_j Q_ij.  Screening uses this; the
+  act only through the gradient of the others (in LIBSVM's terms, through
+  ``G_bar``, the gradient contribution of every variable at a bound:
+  G_bar_i = sum_{j at a bound} a_j Q_ij).  Screening uses this; the
   gradient of a fixed variable is still computed at the end, so callers can
   check its KKT condition.
 
@@ -199,6 +202,8 @@ cdef class _SMO:
     cdef Py_ssize_t l_var          # variables that may move: positions < l_var
     cdef Py_ssize_t active_size
     cdef double[::1] alpha, G, G_bar, p, lo, hi, y
+    cdef double[::1] alpha_start, G_start   # alpha and G = Q alpha + p when run() began
+    cdef bint G_bar_valid             # G_bar is built (lazily after a warm start)
     cdef signed char[::1] status
     cdef bint has_equality, shrinking, unshrink
     cdef double eps
@@ -255,6 +260,8 @@ cdef class _SMO:
         self.alpha[i], self.alpha[j] = self.alpha[j], self.alpha[i]
         self.G[i], self.G[j] = self.G[j], self.G[i]
         self.G_bar[i], self.G_bar[j] = self.G_bar[j], self.G_bar[i]
+        self.alpha_start[i], self.alpha_start[j] = self.alpha_start[j], self.alpha_start[i]
+        self.G_start[i], self.G_start[j] = self.G_start[j], self.G_start[i]
         self.p[i], self.p[j] = self.p[j], self.p[i]
         self.lo[i], self.lo[j] = self.lo[j], self.lo[i]
         self.hi[i], self.hi[j] = self.hi[j], self.hi[i]
@@ -265,57 +272,94 @@ cdef class _SMO:
     cdef int init_gradient(self, bint have_grad) except -1 nogil:
         """G = Q a + p and G_bar, from the columns of the nonzero a_j.
 
-        With a known gradient (warm start along a path), only G_bar is
-        built, from whichever side needs fewer columns:
-        G_bar = sum_{bounded} a_j Q_j  or  G - p - sum_{free} a_j Q_j.
+        With a known gradient (warm start along a path) nothing is built:
+        G_bar only serves LIBSVM's way of rebuilding the gradient, and a
+        warm-started solve mostly rebuilds it from the start instead
+        (``reconstruct_gradient``); ``build_G_bar`` makes it when needed.
+        Building it up front cost min(#free, #bounded) kernel columns a
+        solve, more than the whole of a short warm-started solve.
         """
-        cdef Py_ssize_t i, k, n_free = 0, n_bounded = 0
+        cdef Py_ssize_t i, k
         cdef double* Q_i
+        if have_grad:
+            self.G_bar_valid = False
+            return 0
         for i in range(self.l):
             self.G_bar[i] = 0.0
-            if self.alpha[i] != 0.0:
-                if self.is_free(i):
-                    n_free += 1
-                else:
-                    n_bounded += 1
-        if not have_grad:
-            for i in range(self.l):
-                self.G[i] = self.p[i]
-        if have_grad and n_free < n_bounded:
-            for k in range(self.l):
-                self.G_bar[k] = self.G[k] - self.p[k]
-            for i in range(self.l):
-                if self.is_free(i) and self.alpha[i] != 0.0:
-                    Q_i = self.Q.get_Q(i, self.l)
-                    for k in range(self.l):
-                        self.G_bar[k] -= self.alpha[i] * Q_i[k]
-            return 0
+            self.G[i] = self.p[i]
         for i in range(self.l):
             if self.alpha[i] == 0.0:
                 continue
-            if have_grad and self.is_free(i):
-                continue
             Q_i = self.Q.get_Q(i, self.l)
-            if not have_grad:
-                for k in range(self.l):
-                    self.G[k] += self.alpha[i] * Q_i[k]
+            for k in range(self.l):
+                self.G[k] += self.alpha[i] * Q_i[k]
             if not self.is_free(i):
                 for k in range(self.l):
                     self.G_bar[k] += self.alpha[i] * Q_i[k]
+        self.G_bar_valid = True
+        return 0
+
+    cdef int build_G_bar(self) except -1 nogil:
+        """G_bar_k = sum_j bound_value(j) Q_jk over every position, now."""
+        cdef Py_ssize_t j, k
+        cdef double* Q_j
+        cdef double v
+        for k in range(self.l):
+            self.G_bar[k] = 0.0
+        for j in range(self.l):
+            v = self.bound_value(j)
+            if v != 0.0:
+                self.work_gbar += self.l
+                Q_j = self.Q.get_Q(j, self.l)
+                for k in range(self.l):
+                    self.G_bar[k] += v * Q_j[k]
+        self.G_bar_valid = True
         return 0
 
     cdef int reconstruct_gradient(self, Py_ssize_t stop) except -1 nogil:
-        """Rebuild G on positions active_size..stop-1 (LIBSVM's
-        reconstruct_gradient): G_i = G_bar_i + p_i + sum_{free j} a_j Q_ij."""
-        cdef Py_ssize_t i, j, n_free = 0, start = self.active_size
+        """Rebuild G on positions active_size..stop-1 by the cheaper of two
+        equal sums:
+          * LIBSVM's reconstruct_gradient: G_i = G_bar_i + p_i
+            + sum_{free j} a_j Q_ij;
+          * from the start of the solve: G_i = G_start_i
+            + sum_j (a_j - a_start_j) Q_ij, over the variables that moved.
+        A warm-started solve that screened or shrank many variables and
+        then took few iterations moves far fewer variables than it has
+        free ones: along a path, a screened solve's final check then cost
+        more than the iterations (svmguide1, RBF: 2.2M kernel products
+        for 68 iterations)."""
+        cdef Py_ssize_t i, j, n_free = 0, n_moved = 0, n_bounded = 0
+        cdef Py_ssize_t start = self.active_size
         cdef double* Q_i
+        cdef double change, libsvm_cost
         if start >= stop:
             return 0
-        for j in range(start, stop):
-            self.G[j] = self.G_bar[j] + self.p[j]
         for j in range(start):
             if self.is_free(j):
                 n_free += 1
+        for j in range(self.l):
+            n_moved += self.alpha[j] != self.alpha_start[j]
+            n_bounded += self.bound_value(j) != 0.0
+        # kernel values each way fetches (as doubles: the products overflow
+        # Py_ssize_t on nothing, but stay exact enough to compare)
+        libsvm_cost = min(<double> n_free * stop, 2.0 * start * (stop - start))
+        if not self.G_bar_valid:
+            libsvm_cost += <double> n_bounded * self.l
+        if <double> n_moved * stop <= libsvm_cost:
+            self.work_reconstruct += n_moved * (stop - start)
+            for i in range(start, stop):
+                self.G[i] = self.G_start[i]
+            for j in range(self.l):
+                change = self.alpha[j] - self.alpha_start[j]
+                if change != 0.0:
+                    Q_i = self.Q.get_Q(j, stop)
+                    for i in range(start, stop):
+                        self.G[i] += change * Q_i[i]
+            return 0
+        if not self.G_bar_valid:
+            self.build_G_bar()
+        for j in range(start, stop):
+            self.G[j] = self.G_bar[j] + self.p[j]
         self.work_reconstruct += n_free * (stop - start)
         # Whichever loop order fetches fewer kernel values.
         if n_free * stop > 2 * start * (stop - start):
@@ -439,7 +483,7 @@ cdef class _SMO:
         cdef double* Q_i
         cdef double* G_bar = &self.G_bar[0]
         cdef Py_ssize_t k
-        if change != 0.0:
+        if change != 0.0 and self.G_bar_valid:
             self.work_gbar += self.l
             Q_i = self.Q.get_Q(i, self.l)
             for k in range(self.l):
@@ -919,6 +963,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.y = (np.ones(n) if y is None else np.asarray(y, dtype=np.float64))[order]
     s.G = np.empty(n) if grad0 is None else np.array(grad0, dtype=np.float64)[order]
     s.G_bar = np.zeros(n)
+    s.alpha_start, s.G_start = np.empty(n), np.empty(n)
     s.status = np.zeros(n, dtype=np.int8)
     fixed_mask = np.zeros(n, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
     # A variable fixed strictly inside its box is pinned there (lo = hi = its
@@ -947,6 +992,8 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         s.l_var = last
         s.active_size = last
         s.init_gradient(grad0 is not None)
+        s.alpha_start[:] = s.alpha
+        s.G_start[:] = s.G
         s.run()
         s.reconstruct_gradient(s.l)
         s.active_size = s.l
