@@ -1146,6 +1146,30 @@ cdef class _PathStep:
                                 _NO_MASK, _NO_MASK):
             raise ValueError(f"{type(self).__name__}: inconsistent lengths")
 
+    cdef int _ball(self, const double[::1] alpha, const double[::1] grad,
+                   const double[::1] hi_ref, const double[::1] hi, double gap0,
+                   bint exact_reference, bint classify, BallStep* out) except -1:
+        """qa = grad + 1 and the (gap-)DVI step (``_ball_step``), with R'
+        and L' into the masks if ``classify``."""
+        cdef Py_ssize_t i, n = self.y.shape[0]
+        cdef int err
+        cdef unsigned char[::1] zero = self.zero if classify else self.zero[:0]
+        cdef unsigned char[::1] bound = self.bound if classify else self.bound[:0]
+        if alpha.shape[0] != n or grad.shape[0] != n:
+            raise ValueError(f"alpha and grad must have length {n}")
+        with nogil:
+            for i in range(n):
+                self.qa[i] = grad[i] + 1.0
+            err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, exact_reference,
+                             self.kernel_max, self.tau, self.norms, self.centred_norms,
+                             self.centre_index, self.fit_intercept, self.lower, self.upper,
+                             self.work, zero, bound, out)
+        if err == -1:
+            raise ValueError("hi and hi_ref must be positive, finite and proportional")
+        if err:
+            raise MemoryError(type(self).__name__)
+        return 0
+
 
 cdef class DviPathStep(_PathStep):
     """The (gap-)DVI rule of a path step as one typed call, with the
@@ -1175,22 +1199,8 @@ cdef class DviPathStep(_PathStep):
         """R' and L' at box ``hi`` from the reference (alpha, grad = Q alpha - 1)
         at box ``hi_ref`` with duality gap ``gap0``: two bool masks, which
         the next call overwrites (a path uses them within its step)."""
-        cdef Py_ssize_t i, n = self.y.shape[0]
         cdef BallStep out
-        cdef int err
-        if alpha.shape[0] != n or grad.shape[0] != n:
-            raise ValueError(f"alpha and grad must have length {n}")
-        with nogil:
-            for i in range(n):
-                self.qa[i] = grad[i] + 1.0
-            err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, False,
-                             self.kernel_max, self.tau, self.norms, self.centred_norms,
-                             self.centre_index, self.fit_intercept, self.lower, self.upper,
-                             self.work, self.zero, self.bound, &out)
-        if err == -1:
-            raise ValueError("hi and hi_ref must be positive, finite and proportional")
-        if err:
-            raise MemoryError("DviPathStep")
+        self._ball(alpha, grad, hi_ref, hi, gap0, False, True, &out)
         return self.masks
 
 
@@ -1515,25 +1525,12 @@ cdef class TwoBallPathStep(_PathStep):
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef double l1 = 0.0
         cdef int err
-        cdef unsigned char[::1] no_mask = self.zero[:0]
-        if alpha.shape[0] != n or grad.shape[0] != n:
-            raise ValueError(f"alpha and grad must have length {n}")
+        self._ball(alpha, grad, hi_ref, hi, gap0, exact_reference, False, &self.ball)
         with nogil:
-            for i in range(n):
-                self.qa[i] = grad[i] + 1.0
-            err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, exact_reference,
-                             self.kernel_max, self.tau, self.norms, self.centred_norms,
-                             self.centre_index, self.fit_intercept, self.lower, self.upper,
-                             self.work, no_mask, no_mask, &self.ball)
-            if not err:
-                _choose_shat(self.qa, self.y, hi, self.ball.s.q, self.ball.b[0],
-                             self.ball.b[1], self.fit_intercept, self.shat)
-                if self.budget >= 0:
-                    self._limit_changes(self.qa, hi)
-        if err == -1:
-            raise ValueError("hi and hi_ref must be positive, finite and proportional")
-        if err:
-            raise MemoryError("TwoBallPathStep")
+            _choose_shat(self.qa, self.y, hi, self.ball.s.q, self.ball.b[0], self.ball.b[1],
+                         self.fit_intercept, self.shat)
+            if self.budget >= 0:
+                self._limit_changes(self.qa, hi)
         self._update_qs(alpha, self.qa, self.ball.s.q, hi, -1)
         with nogil:
             for i in range(n):
