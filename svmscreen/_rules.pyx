@@ -1064,57 +1064,18 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
 cdef bint _ball_lengths_ok(Py_ssize_t n, const double[::1] y, const double[::1] norms,
                            const double[::1] centred_norms,
                            const Py_ssize_t[::1] centre_index, const double[::1] lower,
-                           const double[::1] upper, double[:, ::1] work,
-                           unsigned char[::1] screened_zero,
-                           unsigned char[::1] screened_bound) noexcept:
+                           const double[::1] upper, double[:, ::1] work) noexcept:
     return not (y.shape[0] != n or norms.shape[0] != n
                 or lower.shape[0] != n or upper.shape[0] != n
                 or work.shape[0] < N_WORK_ROWS or work.shape[1] != n
-                or (centre_index.shape[0] > 0 and centred_norms.shape[0] != n)
-                or (screened_zero.shape[0] > 0 and (screened_zero.shape[0] != n
-                                                    or screened_bound.shape[0] != n)))
-
-
-def ball_screen(const double[::1] alpha, const double[::1] qa, const double[::1] y,
-                const double[::1] hi_ref, const double[::1] hi, double gap0,
-                bint exact_reference, double kernel_max, double tau,
-                const double[::1] norms, const double[::1] centred_norms,
-                const Py_ssize_t[::1] centre_index, bint fit_intercept,
-                double[::1] lower, double[::1] upper, double[:, ::1] work,
-                unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
-    """``_ball_step`` for ``screening.screen``: the (gap-)DVI ball, its
-    margins with the intercept count, and R' and L' if the masks are not
-    empty.
-
-    Returns None when the boxes are not positive, finite and proportional,
-    else (q, weighted, alpha_l1, hi_sum, r1, tau', b_lo, b_hi, b_lo_centred,
-    b_hi_centred, conflicts, status, status_centred).
-    """
-    cdef BallStep out
-    cdef int err
-    if not _ball_lengths_ok(alpha.shape[0], y, norms, centred_norms, centre_index, lower,
-                            upper, work, screened_zero, screened_bound):
-        raise ValueError("ball_screen: inconsistent lengths")
-    with nogil:
-        err = _ball_step(alpha, qa, y, hi_ref, hi, gap0, exact_reference, kernel_max, tau,
-                         norms, centred_norms, centre_index, fit_intercept, lower, upper,
-                         work, screened_zero, screened_bound, &out)
-    if err == -1:
-        return None
-    if err:
-        raise MemoryError("ball_screen")
-    return (out.s.q, out.s.weighted, out.s.alpha_l1, out.s.hi_sum, out.r1, out.tau_eff,
-            out.b[0], out.b[1], out.b[2], out.b[3], out.conflicts, out.statuses[0],
-            out.statuses[1])
-
-
-_NO_MASK = np.empty(0, dtype=np.uint8)
+                or (centre_index.shape[0] > 0 and centred_norms.shape[0] != n))
 
 
 cdef class _PathStep:
     """What the path's typed steps share: the per-dataset vectors, the
-    scratch kept between steps and the output masks (R', L'), which each
-    call overwrites."""
+    scratch kept between steps and the outputs of the last call (the masks
+    R', L', the margin bounds, the intercept intervals, the geometry
+    statuses), which each call overwrites."""
     cdef const double[::1] y, norms, centred_norms
     cdef const Py_ssize_t[::1] centre_index
     cdef bint fit_intercept
@@ -1123,6 +1084,10 @@ cdef class _PathStep:
     cdef double[:, ::1] work
     cdef unsigned char[::1] zero, bound
     cdef object masks
+    cdef double b[4]              # plain and centred intercept intervals of the region
+    cdef int statuses[2]          # its geometry statuses, per v-set
+    cdef Py_ssize_t conflicts     # samples certified both ways, dropped
+    cdef BallStep ball            # the (gap-)DVI ball of the last call (DVI, BT2, IT)
 
     def _setup(self, y, norms, centred_norms, centre_index, bint fit_intercept,
                double kernel_max, double tau):
@@ -1142,15 +1107,30 @@ cdef class _PathStep:
         self.zero, self.bound = zero, bound
         self.masks = (zero.view(bool), bound.view(bool))
         if not _ball_lengths_ok(n, self.y, self.norms, self.centred_norms,
-                                self.centre_index, self.lower, self.upper, self.work,
-                                _NO_MASK, _NO_MASK):
+                                self.centre_index, self.lower, self.upper, self.work):
             raise ValueError(f"{type(self).__name__}: inconsistent lengths")
+
+    def details(self):
+        """The margin bounds of the last call's region, its intercept
+        intervals (plain, centred), geometry statuses and conflicts dropped
+        (``screening.screen`` and ``screen_dome`` report them)."""
+        return dict(lower=np.asarray(self.lower), upper=np.asarray(self.upper),
+                    b=(self.b[0], self.b[1], self.b[2], self.b[3]),
+                    statuses=(self.statuses[0], self.statuses[1]),
+                    conflicts=self.conflicts)
+
+    cdef dict _ball_details(self):
+        """The ball's scalars and intercept intervals (``details``)."""
+        return dict(q=self.ball.s.q, alpha_l1=self.ball.s.alpha_l1,
+                    hi_sum=self.ball.s.hi_sum, r1=self.ball.r1, tau=self.ball.tau_eff,
+                    ball_b=(self.ball.b[0], self.ball.b[1], self.ball.b[2], self.ball.b[3]),
+                    ball_statuses=(self.ball.statuses[0], self.ball.statuses[1]))
 
     cdef int _ball(self, const double[::1] alpha, const double[::1] grad,
                    const double[::1] hi_ref, const double[::1] hi, double gap0,
-                   bint exact_reference, bint classify, BallStep* out) except -1:
-        """qa = grad + 1 and the (gap-)DVI step (``_ball_step``), with R'
-        and L' into the masks if ``classify``."""
+                   bint exact_reference, bint classify) except -1:
+        """qa = grad + 1 and the (gap-)DVI step (``_ball_step``) into
+        ``ball``, with R' and L' into the masks if ``classify``."""
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef int err
         cdef unsigned char[::1] zero = self.zero if classify else self.zero[:0]
@@ -1163,7 +1143,7 @@ cdef class _PathStep:
             err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, exact_reference,
                              self.kernel_max, self.tau, self.norms, self.centred_norms,
                              self.centre_index, self.fit_intercept, self.lower, self.upper,
-                             self.work, zero, bound, out)
+                             self.work, zero, bound, &self.ball)
         if err == -1:
             raise ValueError("hi and hi_ref must be positive, finite and proportional")
         if err:
@@ -1194,19 +1174,30 @@ cdef class DviPathStep(_PathStep):
                  double kernel_max, double tau):
         self._setup(y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau)
 
+    def details(self):
+        """``_PathStep.details`` (the region is the ball) and the ball's
+        scalars."""
+        found = _PathStep.details(self)
+        found.update(self._ball_details())
+        return found
+
     def __call__(self, const double[::1] alpha, const double[::1] grad,
-                 const double[::1] hi_ref, const double[::1] hi, double gap0):
+                 const double[::1] hi_ref, const double[::1] hi, double gap0,
+                 bint exact_reference=False):
         """R' and L' at box ``hi`` from the reference (alpha, grad = Q alpha - 1)
         at box ``hi_ref`` with duality gap ``gap0``: two bool masks, which
-        the next call overwrites (a path uses them within its step)."""
-        cdef BallStep out
-        self._ball(alpha, grad, hi_ref, hi, gap0, False, True, &out)
+        the next call overwrites (a path uses them within its step).
+        ``exact_reference``: gap 0 and no round-off (tests)."""
+        self._ball(alpha, grad, hi_ref, hi, gap0, exact_reference, True)
+        self.b = self.ball.b
+        self.statuses = self.ball.statuses
+        self.conflicts = self.ball.conflicts
         return self.masks
 
 
 cdef class DomePathStep(_PathStep):
-    """The SSNSV / ESSNSV rule of a path step as one typed call: the same
-    step as ``screening.screen_dome``, O(n) given the two references'
+    """The SSNSV / ESSNSV rule of a path step as one typed call
+    (``screening.screen_dome`` runs it once), O(n) given the two references'
     gradients (``_fused_margins``, geometry 3 or 4).
 
     The larger reference (optimal at hi_b) is set once per block of the
@@ -1255,12 +1246,13 @@ cdef class DomePathStep(_PathStep):
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, hi_sum = 0.0
         cdef double roundoff, tau_eff, radius, d_prime
-        cdef double b[4]
-        cdef int statuses[2]
         cdef bint weighted = False, ordered = True
         cdef int err = 0
         if not self.has_upper:
             raise ValueError("DomePathStep: set_upper first")
+        self.b[0] = self.b[1] = 0.0
+        self.b[2] = self.b[3] = NAN
+        self.statuses[0] = self.statuses[1] = 0
         if alpha_a.shape[0] != n or grad_a.shape[0] != n or hi_a.shape[0] != n \
                 or hi.shape[0] != n:
             raise ValueError(f"alpha_a, grad_a, hi_a and hi must have length {n}")
@@ -1275,8 +1267,8 @@ cdef class DomePathStep(_PathStep):
                 ordered = ordered and hi_a[i] <= hi[i] * (1.0 + 1e-12) \
                     and hi[i] <= self.hi_b[i] * (1.0 + 1e-12)
             if ordered:
-                # As screening.screen_dome: the round-off of the quadratic
-                # forms widens the dome, that of the centres raises tau.
+                # The round-off of the quadratic forms widens the dome, that
+                # of the centres raises tau (docs/screening.md sec. 8).
                 roundoff = _quadratic_roundoff(self.kernel_max, l1, l1)
                 tau_eff = self.tau + _margin_roundoff(self.kernel_max, 1.0, l1, hi_sum)
                 _dome_shape(gamma_a, self.gamma_b, cross, self.enhanced, roundoff, &radius,
@@ -1285,10 +1277,10 @@ cdef class DomePathStep(_PathStep):
                                      sqrt(fmax(gamma_a, 0.0)), 4 if self.enhanced else 3,
                                      self.norms, self.centred_norms, self.centre_index,
                                      self.fit_intercept, weighted, 0.0, self.lower,
-                                     self.upper, self.work, b, statuses)
+                                     self.upper, self.work, self.b, self.statuses)
                 if not err:
-                    _classify_masks_loop(self.lower, self.upper, tau_eff, self.zero,
-                                         self.bound)
+                    self.conflicts = _classify_masks_loop(self.lower, self.upper, tau_eff,
+                                                          self.zero, self.bound)
         if not ordered:
             raise ValueError("the domes need hi_a <= hi <= hi_b")
         if err:
@@ -1346,17 +1338,13 @@ cdef class TwoBallPathStep(_PathStep):
     cdef int geometry
     cdef Py_ssize_t budget
     cdef object add_columns, q_times
-    cdef bint has_state
-    cdef unsigned char[::1] shat, shat_prev
+    cdef bint has_state                 # shat_prev, qs, hi_state hold a previous call's
+    cdef unsigned char[::1] shat, shat_prev   # shat_prev: all zeros without a state
     cdef double[::1] qs, hi_state
     cdef Py_ssize_t[::1] index
     cdef double[::1] coef
     cdef object index_array, coef_array, shat_array, qs_array, hi_state_array
-    cdef BallStep ball
     cdef double r2, phi_norm, r2_squared
-    cdef double b2[4]
-    cdef int statuses2[2]
-    cdef Py_ssize_t conflicts
 
     def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
                  double kernel_max, double tau, bint intersect, add_columns, q_times,
@@ -1395,32 +1383,25 @@ cdef class TwoBallPathStep(_PathStep):
                 np.array(self.hi_state_array))
 
     def details(self):
-        """What ``screening.screen`` reports of the last call."""
-        return dict(lower=np.asarray(self.lower), upper=np.asarray(self.upper),
-                    q=self.ball.s.q, weighted=self.ball.s.weighted,
-                    alpha_l1=self.ball.s.alpha_l1, hi_sum=self.ball.s.hi_sum,
-                    r1=self.ball.r1, tau=self.ball.tau_eff,
-                    ball_b=(self.ball.b[0], self.ball.b[1], self.ball.b[2], self.ball.b[3]),
-                    ball_statuses=(self.ball.statuses[0], self.ball.statuses[1]),
-                    b=(self.b2[0], self.b2[1], self.b2[2], self.b2[3]),
-                    statuses=(self.statuses2[0], self.statuses2[1]),
-                    r2=self.r2, phi_norm=self.phi_norm, r2_squared=self.r2_squared,
-                    conflicts=self.conflicts)
+        """``_PathStep.details`` (of the two-ball region) and the ball's
+        scalars and intercept intervals, the BT2 radius and r2^2."""
+        found = _PathStep.details(self)
+        found.update(self._ball_details())
+        found.update(r2=self.r2, phi_norm=self.phi_norm, r2_squared=self.r2_squared)
+        return found
 
     cdef void _limit_changes(self, const double[::1] qa, const double[::1] hi) noexcept nogil:
-        """Keep at most ``budget`` changes of s-hat from the previous s (all
-        zeros before the first call): the largest NC3 terms, ties to the
-        lower index."""
+        """Keep at most ``budget`` changes of s-hat from the previous s
+        (``shat_prev``, all zeros before the first call): the largest NC3
+        terms, ties to the lower index."""
         cdef Py_ssize_t i, k, m = 0, ties, n = self.y.shape[0]
         cdef double t = 0.5 * (1.0 + self.ball.s.q), b = 0.0, threshold
         cdef double* term = &self.work[W_LO, 0]
         cdef double* scratch = &self.work[W_HI, 0]
-        cdef unsigned char previous
         if self.fit_intercept and fabs(self.ball.b[0] + self.ball.b[1]) < INFINITY:
             b = 0.5 * (self.ball.b[0] + self.ball.b[1])
         for i in range(n):
-            previous = self.shat_prev[i] if self.has_state else 0
-            if self.shat[i] != previous:
+            if self.shat[i] != self.shat_prev[i]:
                 self.index[m] = i
                 term[m] = hi[i] * fabs(1.0 - t * qa[i] - (self.y[i] * b if self.fit_intercept
                                                            else 0.0))
@@ -1441,7 +1422,7 @@ cdef class TwoBallPathStep(_PathStep):
                 ties -= 1
                 continue
             i = self.index[k]
-            self.shat[i] = self.shat_prev[i] if self.has_state else 0
+            self.shat[i] = self.shat_prev[i]
 
     cdef object _update_qs(self, const double[::1] alpha, const double[::1] qa, double q,
                            const double[::1] hi, int how):
@@ -1525,7 +1506,7 @@ cdef class TwoBallPathStep(_PathStep):
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef double l1 = 0.0
         cdef int err
-        self._ball(alpha, grad, hi_ref, hi, gap0, exact_reference, False, &self.ball)
+        self._ball(alpha, grad, hi_ref, hi, gap0, exact_reference, False)
         with nogil:
             _choose_shat(self.qa, self.y, hi, self.ball.s.q, self.ball.b[0], self.ball.b[1],
                          self.fit_intercept, self.shat)
@@ -1540,13 +1521,13 @@ cdef class TwoBallPathStep(_PathStep):
                       0.0 if exact_reference else
                       _quadratic_roundoff(self.kernel_max, l1, l1),
                       &self.r2, &self.phi_norm, &self.r2_squared)
-            self.b2[0] = self.b2[1] = 0.0
-            self.b2[2] = self.b2[3] = NAN
+            self.b[0] = self.b[1] = 0.0
+            self.b[2] = self.b[3] = NAN
             err = _fused_margins(self.qa, self.qs, self.y, hi, self.ball.s.q, self.ball.r1,
                                  self.r2, self.phi_norm, self.geometry, self.norms,
                                  self.centred_norms, self.centre_index, self.fit_intercept,
                                  self.ball.s.weighted, 0.0, self.lower, self.upper,
-                                 self.work, self.b2, self.statuses2)
+                                 self.work, self.b, self.statuses)
             if not err:
                 self.conflicts = _classify_masks_loop(self.lower, self.upper,
                                                       self.ball.tau_eff, self.zero, self.bound)

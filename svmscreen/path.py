@@ -504,7 +504,7 @@ def make_screening(rule, problem, fit_intercept):
                                   problem.y)
         if rule == "dvi":
             return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
-        return step(alpha_ref, grad_ref, hi_ref, hi, max(gap_ref.gap, 0.0),
+        return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap,
                     gap_ref.b if fit_intercept else 0.0)
     return ball_step
 

@@ -249,7 +249,7 @@ class ScreeningData:
 
     def dome_path_step(self, rule, tau=DEFAULT_TAU):
         """The SSNSV / ESSNSV rule of a path step as one typed call
-        (``_rules.DomePathStep``, the step of ``screen_dome``)."""
+        (``_rules.DomePathStep``; ``screen_dome`` runs it once)."""
         if rule not in DOME_RULES:
             raise ValueError(f"rule must be one of {DOME_RULES}, got {rule!r}")
         centred_norms, centre_index = self.centring
@@ -376,21 +376,19 @@ def _statuses(data, status, status_centred):
     return {"plain": status}
 
 
-def _fused_finish(data, qa, q, r1, hi, weighted, target=0.0, geometry=0, qs=None, r2=0.0,
-                  phi_norm=0.0):
-    """The margin bounds over a region, per v-set (bias-free: z_i; intercept:
-    phi_i, and phi_i - c with centring), turned into margins with the
-    intercept count and the tightest kept (all are valid), in one typed call
-    (``_rules.fused_margins``): geometry 0 the (gap-)DVI ball, 1 BT2, 2 IT,
-    3/4 the SSNSV/ESSNSV dome.  O(n) given Q alpha.
+def _ball_margins(data, qa, q, radius, hi, weighted, target=0.0):
+    """The margin bounds over the ball B((1 + q)/2 w, radius) (w with
+    Q-products qa), per v-set (bias-free: z_i; intercept: phi_i, and
+    phi_i - c with centring), turned into margins with the intercept count
+    and the tightest kept (all are valid), in one typed call
+    (``_rules.fused_margins``, geometry 0).  O(n) given Q alpha.
     Returns (lower, upper, b_interval, b_centred, statuses)."""
     n = data.n
     lower, upper = np.empty(n), np.empty(n)
     centred_norms, centre_index = data.centring
     b_lo, b_hi, bc_lo, bc_hi, geo, geo_c = _rules.fused_margins(
-        qa, qa if qs is None else qs, data.y, hi, q, r1, r2, phi_norm, geometry,
-        data.norms, centred_norms, centre_index, data.fit_intercept, weighted, target,
-        lower, upper, data.workspace)
+        qa, qa, data.y, hi, q, radius, 0.0, 0.0, 0, data.norms, centred_norms,
+        centre_index, data.fit_intercept, weighted, target, lower, upper, data.workspace)
     return (lower, upper, (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0),
             (bc_lo, bc_hi) if data.centre else None, _statuses(data, geo, geo_c))
 
@@ -470,46 +468,35 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     status = {}
     new_state = None
     classified = not (pairwise and data.fit_intercept)   # else after the pairwise count
+    # The path's typed step, run once: the (gap-)DVI ball (radius
+    # bias_screening Thm 4, round-off docs sec. 8), for BT2/IT also s-hat,
+    # Q s and the BT2 ball, the margins over the region and R', L'.
     if rule in ("bt2", "it"):
-        # The path's typed step, run once (_rules.TwoBallPathStep: the ball,
-        # s-hat, Q s, the BT2 ball and the margins over the region).
         step = data.two_ball_path_step(rule, tau=tau, budget=shat_budget)
         if shat_state is not None and shat_state.shat.shape == (n,):
             step.set_state(shat_state.shat, shat_state.qs, shat_state.hi)
-        try:
-            zero, bound = step(alpha, grad, hi_ref, hi, gap0, b_ref, exact_reference)
-        except ValueError:
-            _raise_box_error(hi_ref, hi, n)
-        zero, bound = zero.view(np.uint8), bound.view(np.uint8)
-        found = step.details()
-        lower, upper = found["lower"], found["upper"]
+        arguments = (gap0, b_ref, exact_reference)
+    else:
+        step = data.dvi_path_step(tau=tau)
+        arguments = (gap0, exact_reference)
+    try:
+        zero, bound = step(alpha, grad, hi_ref, hi, *arguments)
+    except ValueError:
+        _raise_box_error(hi_ref, hi, n)
+    zero, bound = zero.view(np.uint8), bound.view(np.uint8)
+    found = step.details()
+    lower, upper = found["lower"], found["upper"]
+    q, r1, tau = found["q"], found["r1"], found["tau"]
+    alpha_l1, hi_sum = found["alpha_l1"], found["hi_sum"]
+    b_lo, b_hi, bc_lo, bc_hi = found["b"]
+    ball_b = found["ball_b"]
+    b_lo, b_hi = max(b_lo, ball_b[0]), min(b_hi, ball_b[1])     # both hold b*
+    status["ball"] = _statuses(data, *found["ball_statuses"])
+    if rule in ("bt2", "it"):
         new_state = ShatState(*step.state())
-        q, r1, tau = found["q"], found["r1"], found["tau"]
-        alpha_l1, hi_sum = found["alpha_l1"], found["hi_sum"]
-        b_lo, b_hi, bc_lo, bc_hi = found["b"]
-        ball_b = found["ball_b"]
-        b_lo, b_hi = max(b_lo, ball_b[0]), min(b_hi, ball_b[1])
-        status["ball"] = _statuses(data, *found["ball_statuses"])
         status["r2_squared"] = found["r2_squared"]
         status["second"] = _statuses(data, *found["statuses"])
-        status["conflicts"] = found["conflicts"]
-    else:
-        # The ball, its margins and (without the pairwise count) R' and L'
-        # in one typed call: radius bias_screening Thm 4, round-off docs sec. 8.
-        lower, upper = np.empty(n), np.empty(n)
-        zero = np.empty(n if classified else 0, dtype=np.uint8)
-        bound = np.empty(n if classified else 0, dtype=np.uint8)
-        centred_norms, centre_index = data.centring
-        ball = _rules.ball_screen(
-            alpha, qa, y, hi_ref, hi, gap0, exact_reference, data.kernel_max, tau, data.norms,
-            centred_norms, centre_index, data.fit_intercept, lower, upper, data.workspace,
-            zero, bound)
-        if ball is None:
-            _raise_box_error(hi_ref, hi, n)
-        (q, _, alpha_l1, hi_sum, r1, tau, b_lo, b_hi, bc_lo, bc_hi, conflicts, geo,
-         geo_c) = ball
-        status["ball"] = _statuses(data, geo, geo_c)
-        status["conflicts"] = conflicts
+    status["conflicts"] = found["conflicts"]
     centre_roundoff = _rules.margin_roundoff(data.kernel_max, q, alpha_l1, hi_sum)
     b_interval = (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0)
     b_centred = (bc_lo, bc_hi) if data.centre else None
@@ -574,7 +561,7 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     radius = _rules.gap_dvi_radius(1.0, W, gap, allowances["gap_roundoff"])
     tau = allowances["gap_tau"]
     weighted = bool(np.any(hi != hi[0])) or target != 0.0
-    lower, upper, b_interval, b_centred, statuses = _fused_finish(data, qa, 1.0, radius, hi,
+    lower, upper, b_interval, b_centred, statuses = _ball_margins(data, qa, 1.0, radius, hi,
                                                                  weighted, target)
     status = {"ball": statuses}
     zero, bound = _classify(lower, upper, tau, status)
@@ -685,23 +672,23 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
         raise ValueError("the domes need hi_a <= hi <= hi_b")
     alpha_a = np.ascontiguousarray(alpha_a, dtype=np.float64)
     alpha_b = np.ascontiguousarray(alpha_b, dtype=np.float64)
-    qa_a = data.q_times(alpha_a) if grad_a is None else np.asarray(grad_a, dtype=np.float64) + 1.0
-    qa_b = data.q_times(alpha_b) if grad_b is None else np.asarray(grad_b, dtype=np.float64) + 1.0
+    grad_a = data.q_times(alpha_a) - 1.0 if grad_a is None else np.ascontiguousarray(
+        grad_a, dtype=np.float64)
+    grad_b = data.q_times(alpha_b) - 1.0 if grad_b is None else np.ascontiguousarray(
+        grad_b, dtype=np.float64)
     start = time.perf_counter()
-    weighted = bool(np.any(hi != hi[0]))
-    tau = tau + _margin_roundoff(data.kernel_max, alpha_a + alpha_b, 1.0, hi)
-    roundoff = _quadratic_roundoff(data.kernel_max, alpha_a + alpha_b, alpha_a + alpha_b)
-    gamma_a = float(alpha_a @ qa_a)                  # ||w_a||^2
-    gamma_b = float(alpha_b @ qa_b)                  # ||w_b||^2
-    cross = float(alpha_a @ qa_b)                    # w_a'w_b
-    radius, d_prime = _rules.dome_shape(gamma_a, gamma_b, cross, rule == "essnsv", roundoff)
-    lower, upper, b_interval, b_centred, statuses = _fused_finish(
-        data, qa_a, 1.0, radius, hi, weighted, geometry=4 if rule == "essnsv" else 3,
-        qs=qa_b, r2=d_prime, phi_norm=np.sqrt(max(gamma_a, 0.0)))
-    status = {"dome": statuses}
-    zero, bound = _classify(lower, upper, tau, status)
+    # The path's typed step, run once (_rules.DomePathStep: the dome's shape
+    # with its round-off, the margins over it and R', L').
+    step = data.dome_path_step(rule, tau=tau)
+    step.set_upper(alpha_b, grad_b, hi_b)
+    zero, bound = step(alpha_a, grad_a, hi_a, hi)
+    found = step.details()
+    b_lo, b_hi, bc_lo, bc_hi = found["b"]
     return ScreeningResult(
-        rule=rule, lower=lower, upper=upper, screened_zero=zero.astype(bool),
-        screened_bound=bound.astype(bool), b_interval=b_interval,
-        b_interval_centred=b_centred, seconds=time.perf_counter() - start,
-        radius=0.0, gap_ref=0.0, status=status, shat_state=None)
+        rule=rule, lower=found["lower"], upper=found["upper"], screened_zero=zero,
+        screened_bound=bound, b_interval=(b_lo, b_hi) if data.fit_intercept else (0.0, 0.0),
+        b_interval_centred=(bc_lo, bc_hi) if data.centre else None,
+        seconds=time.perf_counter() - start, radius=0.0, gap_ref=0.0,
+        status={"dome": _statuses(data, *found["statuses"]),
+                "conflicts": found["conflicts"]},
+        shat_state=None)
