@@ -331,6 +331,7 @@ cdef class _SMO:
         cdef Py_ssize_t i, j, n_free = 0, n_moved = 0, n_bounded = 0
         cdef Py_ssize_t start = self.active_size
         cdef double* Q_i
+        cdef double* Q_j
         cdef double change, libsvm_cost
         if start >= stop:
             return 0
@@ -340,8 +341,8 @@ cdef class _SMO:
         for j in range(self.l):
             n_moved += self.alpha[j] != self.alpha_start[j]
             n_bounded += self.bound_value(j) != 0.0
-        # kernel values each way fetches (as doubles: the products overflow
-        # Py_ssize_t on nothing, but stay exact enough to compare)
+        # the kernel values each way fetches (counting G_bar's columns if it
+        # has to be built first)
         libsvm_cost = min(<double> n_free * stop, 2.0 * start * (stop - start))
         if not self.G_bar_valid:
             libsvm_cost += <double> n_bounded * self.l
@@ -352,9 +353,9 @@ cdef class _SMO:
             for j in range(self.l):
                 change = self.alpha[j] - self.alpha_start[j]
                 if change != 0.0:
-                    Q_i = self.Q.get_Q(j, stop)
+                    Q_j = self.Q.get_Q(j, stop)
                     for i in range(start, stop):
-                        self.G[i] += change * Q_i[i]
+                        self.G[i] += change * Q_j[i]
             return 0
         if not self.G_bar_valid:
             self.build_G_bar()
