@@ -1081,3 +1081,35 @@ def test_warm_started_gradient_rebuild_both_ways(shrinking):
     assert results["near"].work_reconstruct > 0 and results["near"].work_gbar == 0
     if shrinking:
         assert results["interior"].work_gbar > 0
+
+
+def test_repeated_gradient_rebuilds_from_the_snapshot_stay_exact():
+    """A rebuild from the snapshot makes G whole and becomes the next
+    snapshot (a_start, G_start).  A solve that rebuilds many times (with
+    shrinking, at each call of the dynamic-screening hook, which here
+    freezes nothing, and at un-shrink and the final check), all from
+    successive snapshots (no G_bar is built), still hands the hook, and
+    returns, the exact gradient Q a + p on every sample."""
+    X, y = real_data("australian_scale", None)
+    s = np.where(y == y.max(), 1.0, -1.0)
+    kernel = Kernel(check_X(X), "rbf", 1.0 / X.shape[1], 0.0, 3)
+    Q = QMatrix(kernel, s, 100.0)
+    Qd = s[:, None] * s[None] * np.asarray(kernel.rows(np.arange(len(s))))
+    n, p, tol = len(s), -np.ones(len(s)), 1e-8
+    first = solve(Q, p, np.zeros(n), np.full(n, 10.0), np.zeros(n), y=s, tol=tol)
+    hi = np.full(n, 100.0)
+    alpha0 = np.minimum(first.alpha * 10, hi)
+    errors = []
+
+    def hook(alpha, grad, movable):
+        errors.append(np.abs(grad - (Qd @ alpha + p))[movable].max())
+        return np.zeros(n, dtype=bool)
+
+    res = solve(Q, p, np.zeros(n), hi, alpha0, y=s, fixed=alpha0 >= hi,
+                grad0=Qd @ alpha0 + p, tol=tol, screen_callback=hook, screen_every=1)
+    assert res.work_gbar == 0 and res.work_reconstruct > 0
+    # round-off: a few ulps of the largest term a_j Q_ij, summed over the rebuilds
+    roundoff = 1e-14 * np.abs(Qd).max() * hi.sum()
+    assert len(errors) >= 5 and max(errors) <= roundoff
+    np.testing.assert_allclose(res.grad, Qd @ res.alpha + p, rtol=0, atol=roundoff)
+    assert kkt_violation(res.alpha, res.grad, np.where(alpha0 >= hi, hi, 0.0), hi, s) <= tol
