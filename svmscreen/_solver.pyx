@@ -789,11 +789,22 @@ cdef class _SMO:
 
     cdef int freeze_flagged(self, signed char[::1] flag, Py_ssize_t count) except -1 nogil:
         """Freeze the ``count`` positions < l_var with flag != 0 (needs
-        active_size == l_var): a two-pointer partition, so that a flagged
-        variable already in the tail that becomes the fixed region does not
-        move.  Each swap costs a pass over the cached columns, and a CCCP
-        step mostly freezes the samples the step before froze, which the
-        position order still holds at the tail: few swaps."""
+        active_size == l_var).  A CCCP step mostly freezes the samples the
+        step before froze, which the position order still holds at the
+        tail: few swaps (``move_to_tail``)."""
+        self.move_to_tail(flag, count)
+        self.n_frozen += count
+        return 0
+
+    cdef int move_to_tail(self, signed char[::1] flag, Py_ssize_t count) except -1 nogil:
+        """Move the ``count`` positions < l_var with flag != 0 behind the
+        others and shorten l_var (and active_size) by ``count``: a
+        two-pointer partition, so that a flagged variable already in the
+        tail does not move, and the kernel cache's swaps in one pass over
+        its columns (``swap_many``).  Swapping one pair at a time walks every
+        cached column per pair: moving the 961 samples a path step screened
+        on mushrooms (RBF, C = 0.013, ~1500 columns cached) cost a third of
+        the solve."""
         cdef Py_ssize_t left = 0, right = self.l_var - 1, n_pairs = 0
         cdef Py_ssize_t* pairs
         if count == 0:
@@ -820,7 +831,6 @@ cdef class _SMO:
         free(pairs)
         self.l_var -= count
         self.active_size = self.l_var
-        self.n_frozen += count
         return 0
 
     cdef int screen_dynamically(self) except -1 nogil:
@@ -935,7 +945,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     SolveResult
     """
     cdef _SMO s = _SMO()
-    cdef Py_ssize_t n = Q.n, pos, last
+    cdef Py_ssize_t n = Q.n, pos, n_fixed
     cdef Py_ssize_t[::1] perm = Q.perm
     cdef signed char[::1] is_fixed
     s.Q = Q
@@ -990,20 +1000,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     is_fixed = (fixed_mask[order] | (np.asarray(s.hi) <= np.asarray(s.lo))).astype(np.int8)
     for pos in range(n):
         s.update_status(pos)
+    n_fixed = np.count_nonzero(is_fixed)
     with nogil:
         # Fixed variables go to the end, behind every movable one.
-        last = n
-        pos = 0
-        while pos < last:
-            if is_fixed[pos]:
-                last -= 1
-                while last > pos and is_fixed[last]:
-                    last -= 1
-                s.swap_index(pos, last)
-                is_fixed[pos], is_fixed[last] = is_fixed[last], is_fixed[pos]
-            pos += 1
-        s.l_var = last
-        s.active_size = last
+        s.l_var = n
+        s.active_size = n
+        s.move_to_tail(is_fixed, n_fixed)
         s.init_gradient(grad0 is not None)
         s.alpha_start[:] = s.alpha
         s.G_start[:] = s.G
