@@ -8,8 +8,9 @@ Arms (all single-threaded, tol 1e-3, 100 MB cache):
     warm          train_path, no shrinking, no screening
     warm+shrink   train_path, shrinking, no screening
     +<rule>       train_path, shrinking and that screening rule
-    oracle        per C, the solve restricted to the true support vectors with
-                  the samples at the bound fixed (what a perfect rule leaves)
+    oracle        the +<rule> path with the rule replaced by the truth: per C,
+                  the solve restricted to the true support vectors with the
+                  samples at the bound fixed (what a perfect rule leaves)
 
 Every arm's objective at every C is compared with the warm+shrink arm's
 (relative difference printed; the run fails if an arm is off by more than
@@ -118,37 +119,37 @@ def arm_path(shrinking, screening):
     return run
 
 
+class _OracleRule:
+    """A perfect rule for the path: at each C it "proves" exactly the R
+    (a = 0) and L (a = C) of a tight (tol 1e-6) solution at that C."""
+
+    def __init__(self, grid, truth):
+        self.grid, self.truth = grid, truth
+
+    def __call__(self, alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
+        t = int(np.argmin(np.abs(self.grid - hi[0])))
+        exact = self.truth.alphas[t]
+        return exact <= 0, exact >= hi
+
+
 def arm_oracle(X, y, kernel, gamma, grid):
-    """Per C: fix the true R (a = 0) and L (a = C) of an exact solution and
-    time the reduced solve, warm-started as the path is."""
-    from svmscreen.path import apply_screen, warm_start, _Problem
-    from svmscreen.reduced import solve_reduced
+    """The default arm's path (warm starts, shrinking, the hard-margin stop)
+    with the rule replaced by the oracle: what a perfect, free rule leaves
+    to the solver.  The tight path that tells the truth is not timed."""
+    from svmscreen.path import _Problem, run_path
     truth = train_path(X, y, C=grid, kernel=kernel, gamma=gamma, tol=1e-6,
                        cache_size=CACHE_MB, screening=None)
-    classes = np.unique(y)
-    signs = np.where(y == classes[1], 1.0, -1.0)
+    signs = np.where(y == np.unique(y)[1], 1.0, -1.0)
+    start = CLOCK()
     problem = _Problem(X, signs, np.ones(y.size), kernel, gamma or 0.0, 0.0, 3, CACHE_MB,
                        True)
-    seconds, objectives, fixed_share = 0.0, [], []
-    alpha = grad = None
-    for t, C in enumerate(grid):
-        hi = np.full(y.size, C)
-        exact = truth.alphas[t]
-        zero, bound = exact <= 0, exact >= hi
-        fixed_share.append((zero.sum() + bound.sum()) / y.size)
-        start = CLOCK()
-        if alpha is None:
-            alpha0, grad0, fixed = np.zeros(y.size), None, None
-        else:
-            alpha0, grad0 = warm_start(alpha, grad, problem.p, C / grid[t - 1], hi)
-            alpha0, grad0, fixed = apply_screen(problem, alpha0, grad0, hi, zero, bound)
-        result, _ = solve_reduced(problem.Q, problem.p, problem.lo, hi, alpha0, y=signs,
-                                  fixed=fixed, grad0=grad0, tol=TOL)
-        seconds += CLOCK() - start
-        alpha, grad = result.alpha, result.grad
-        objectives.append(result.objective)
-    # rate: the share a perfect rule would screen (compare the rules' rate)
-    return seconds, np.array(objectives), {"rate": float(np.mean(fixed_share))}
+    rows, _ = run_path(problem, grid, screening=_OracleRule(grid, truth), tol=TOL,
+                       shrinking=True, max_iter=None, keep="summary")
+    seconds = CLOCK() - start
+    rate = np.mean([(a <= 0).mean() + (a >= C).mean() for a, C in zip(truth.alphas, grid)])
+    # rate: the share a perfect rule screens (compare the rules' rate)
+    return seconds, np.array([row["objective"] for row in rows]), {
+        "rate": float(rate), "put_back": int(sum(row["put_back"] for row in rows))}
 
 
 def arms(rules):
