@@ -183,7 +183,7 @@ def main():
     if args.clock == "cpu":
         global CLOCK
         CLOCK = time.thread_time
-        import svmscreen.path
+        # (an import here would make svmscreen local to main for the wall clock too)
         svmscreen.path._clock = time.thread_time
     names = ["heart_scale"] if args.quick else (args.datasets or list(DATASETS))
     grid = np.geomspace(1e-2, 1e3, 10 if args.quick else args.n_C)

@@ -1,6 +1,6 @@
-"""Smoke test of the diagnostic benchmark that the notes quote for issue 4
-(benchmarks/rule_strength.py --quick: heart_scale, 10 values of C): it runs
-from a clean checkout and its rates are shares of the samples."""
+"""Smoke tests of the benchmarks that the notes quote for issue 4, in their
+--quick form (heart_scale, 10 values of C): they run from a clean checkout,
+and what they print is consistent."""
 import os
 import subprocess
 import sys
@@ -25,3 +25,25 @@ def test_rule_strength_quick_runs_and_reports_shares():
         # the exact-reference ball contains the inexact one's screens
         assert dvi <= dvi_ex + 1e-12
         assert np.isfinite(float(row[8]))          # r/|w|
+
+
+def test_bench_path_quick_runs_every_arm():
+    """Every arm runs (wall clock, the default), agrees with warm+shrink
+    (the script fails otherwise), and the safe rules put nothing back."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_path.py"),
+                           "--quick"], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    arms = {}
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if len(words) > 1 and words[0] in ("libsvm", "sklearn", "cold", "warm", "warm+shrink",
+                                           "+it", "+dvi", "+bt2", "+essnsv", "+ssnsv",
+                                           "oracle") and words[1][0].isdigit():
+            arms.setdefault(words[0], []).append(line)
+    assert all(len(lines) == 4 for lines in arms.values())   # linear and 3 RBF gammas
+    assert len(arms) == 11
+    for arm in ("+it", "+dvi", "+bt2", "+essnsv", "+ssnsv"):
+        assert all("put_back=0 " in line for line in arms[arm])
+    assert "screening on vs off" in done.stdout
