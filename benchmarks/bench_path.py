@@ -135,7 +135,13 @@ class _OracleRule:
 def arm_oracle(X, y, kernel, gamma, grid):
     """The default arm's path (warm starts, shrinking, the hard-margin stop)
     with the rule replaced by the oracle: what a perfect, free rule leaves
-    to the solver.  The tight path that tells the truth is not timed."""
+    to the solver.  The tight path that tells the truth is not timed.
+
+    Its put_back is not 0 on the linear rows: the tol-1e-3 solve's final
+    check finds some samples of the tight R and L violating (near-margin
+    ones; excluding those within tol of the margin did not remove them),
+    and releases them, or all fixed samples, and solves on; the time
+    includes that."""
     from svmscreen.path import _Problem, run_path
     truth = train_path(X, y, C=grid, kernel=kernel, gamma=gamma, tol=1e-6,
                        cache_size=CACHE_MB, screening=None)
