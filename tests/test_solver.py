@@ -1113,3 +1113,25 @@ def test_repeated_gradient_rebuilds_from_the_snapshot_stay_exact():
     assert len(errors) >= 5 and max(errors) <= roundoff
     np.testing.assert_allclose(res.grad, Qd @ res.alpha + p, rtol=0, atol=roundoff)
     assert kkt_violation(res.alpha, res.grad, np.where(alpha0 >= hi, hi, 0.0), hi, s) <= tol
+
+
+@pytest.mark.parametrize("equality", [True, False])
+def test_steps_far_below_the_box_width_are_kept(equality):
+    """With curvature Q_ii ~ 1e15 and C = 1 each step moves alpha by ~1e-15
+    C.  The solver snaps a variable to its bound only within rounding of the
+    numbers it was computed from; a snap relative to the box width (1e-12 C)
+    undid every such step, and alpha stayed 0 until max_iter (raw svmguide1
+    with a cubic kernel)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 4))
+    s = np.where(X[:, 0] + 0.3 * rng.normal(size=30) > 0, 1.0, -1.0)
+    K = 1e15 * (X @ X.T + 1.0)
+    Q = np.outer(s, s) * K
+    n = len(s)
+    res = solve(QMatrix(Kernel(check_X(K), "precomputed", 0.0, 0.0, 3), s, 1.0),
+                -np.ones(n), np.zeros(n), np.ones(n), np.zeros(n),
+                y=s if equality else None, tol=1e-3, max_iter=100_000)
+    assert res.status == "optimal" and np.count_nonzero(res.alpha) >= 2
+    grad = Q @ res.alpha - 1.0
+    assert kkt_violation(res.alpha, grad, np.zeros(n), np.ones(n),
+                         s if equality else None) <= 1e-3 + 1e-9
