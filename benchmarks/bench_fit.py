@@ -10,6 +10,8 @@ growth of the peak resident memory during the fit.
     python benchmarks/bench_fit.py            # heart_scale, a9a, ijcnn1, madelon
     python benchmarks/bench_fit.py --quick    # heart_scale only (CI smoke)
     python benchmarks/bench_fit.py --rows 0   # full a9a and ijcnn1 (default: 20k rows)
+    python benchmarks/bench_fit.py --q-rounding float32   # svmscreen with LIBSVM's
+                                              # float-rounded Q (fit_binary q_rounding)
 
 Each arm is timed --repeat times (9 times when every arm takes under 0.1 s;
 fresh process each time) and the best time is kept, which damps the noise of
@@ -107,7 +109,8 @@ def worker(arm, name, kernel, rows):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = svmscreen.fit_binary(X, y, C=C, kernel=kernel, gamma=gamma, tol=TOL,
-                                         cache_size=CACHE_MB, shrinking=True)
+                                         cache_size=CACHE_MB, shrinking=True,
+                                         q_rounding=os.environ.get("BENCH_Q_ROUNDING") or None)
         seconds = time.perf_counter() - start
         capped = model.status_ == "max_iter"
         support = model.support_
@@ -119,10 +122,10 @@ def worker(arm, name, kernel, rows):
                       "capped": capped}))
 
 
-def run_arm(arm, name, kernel, rows, time_limit):
+def run_arm(arm, name, kernel, rows, time_limit, q_rounding=None):
     """One fit in a child process; None if it runs past ``time_limit`` s."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
+               MKL_NUM_THREADS="1", BENCH_Q_ROUNDING=q_rounding or "")
     try:
         out = subprocess.run([sys.executable, __file__, "--worker", arm, name, kernel,
                               str(rows)], capture_output=True, text=True, env=env,
@@ -154,6 +157,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs per arm")
     parser.add_argument("--time-limit", type=float, default=600.0,
                         help="seconds per fit; a slower fit is reported as a timeout")
+    parser.add_argument("--q-rounding", choices=("float32",), default=None,
+                        help="svmscreen's fit_binary(q_rounding=...): float32 rounds Q as "
+                             "LIBSVM's cache does")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -164,6 +170,8 @@ def main():
     header = (f"{'data':<12} {'kernel':<7} {'n':>6} {'d':>4} | {'libsvm s':>9} {'sklearn s':>9} "
               f"{'ours s':>8} | {'/libsvm':>7} {'/sklearn':>8} | {'obj rel diff':>12} | "
               f"{'peak MB libsvm/sklearn/ours':>28}")
+    if args.q_rounding:
+        print(f"svmscreen: Q rounded to {args.q_rounding} (as LIBSVM's kernel cache)")
     print(header)
     print("-" * len(header))
     ratios = []
@@ -175,7 +183,8 @@ def main():
             while done < repeat:
                 for arm in ARMS:
                     if None not in runs[arm]:
-                        runs[arm].append(run_arm(arm, name, kernel, args.rows, args.time_limit))
+                        runs[arm].append(run_arm(arm, name, kernel, args.rows, args.time_limit,
+                                                 args.q_rounding))
                 done += 1
                 # millisecond fits are at the mercy of the machine: take more
                 if done == 1 and all(r is not None and r["seconds"] < 0.1

@@ -11,6 +11,7 @@ cdef class QMatrix:
     cdef double[::1] QD            # Q_ii, position order
     cdef Py_ssize_t[::1] perm      # position -> sample index
     cdef readonly long long kernel_evals   # kernel values computed so far (diagnostic)
+    cdef readonly bint round_float32       # entries rounded as LIBSVM's Qfloat cache
 
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil

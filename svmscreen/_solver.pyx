@@ -75,13 +75,21 @@ cdef class QMatrix:
         s_i in {-1, +1} (the labels, for SVC); None means all +1.
     cache_size : float
         Cache budget in MB.
+    round_float32 : bool, default=False
+        Round every entry of a column to float32, as LIBSVM's cache stores
+        Q (``Qfloat`` is ``float`` in svm.cpp; the diagonal QD stays double
+        there and here).  The solver then takes LIBSVM's iterations
+        (docs/madelon_linear.md: where round-off decides where an
+        iteration-capped solve ends).  The cache still holds doubles.
 
     One QMatrix can serve many solves (a path, CCCP steps): its cache and
     its position order carry over from one solve to the next.
     """
 
-    def __init__(self, Kernel kernel, sign=None, double cache_size=100.0):
+    def __init__(self, Kernel kernel, sign=None, double cache_size=100.0,
+                 bint round_float32=False):
         self.kernel = kernel
+        self.round_float32 = round_float32
         self.n = kernel.n_samples
         self.cache = ColumnCache(self.n, cache_size)
         self.perm = np.arange(self.n, dtype=np.intp)
@@ -109,8 +117,12 @@ cdef class QMatrix:
             self.kernel.column(self.perm[i], &self.perm[start], length - start,
                                data + start)
             s_i = self.sign[i]
-            for k in range(start, length):
-                data[k] *= s_i * self.sign[k]
+            if self.round_float32:
+                for k in range(start, length):
+                    data[k] = <double> <float> (data[k] * s_i * self.sign[k])
+            else:
+                for k in range(start, length):
+                    data[k] *= s_i * self.sign[k]
         return data
 
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:

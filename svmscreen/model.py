@@ -113,7 +113,8 @@ class BinaryModel:
 
 def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
                fit_intercept=True, class_weight=None, sample_weight=None, tol=1e-3,
-               shrinking=True, cache_size=100.0, max_iter=None, alpha0=None):
+               shrinking=True, cache_size=100.0, max_iter=None, alpha0=None,
+               q_rounding=None):
     """Fit one binary C-SVC exactly (LIBSVM's SMO with WSS2 and shrinking).
 
     Solves  min_a 1/2 a'Qa - sum_i a_i,  0 <= a_i <= C_i,  and y'a = 0 when
@@ -147,6 +148,13 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     alpha0 : array-like or None
         A feasible warm start (0 <= alpha0_i <= C_i, and sum_i s_i alpha0_i = 0
         with an intercept, s_i = +1 for classes_[1]).
+    q_rounding : {None, "float32"}, default=None
+        "float32" rounds each entry of Q = s s' * K to float32 as LIBSVM's
+        kernel cache stores it, so that the solver takes LIBSVM's iterations
+        and returns LIBSVM's solution (not only one within ``tol`` of it),
+        also where round-off decides the outcome, e.g. a solve that ends at
+        ``max_iter`` (docs/madelon_linear.md).  The problem solved is then
+        Q's rounding, off by up to 6e-8 relative per entry.
 
     Returns
     -------
@@ -171,8 +179,11 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
         if fit_intercept and abs(np.dot(signs, alpha0)) > 1e-10 * max(1.0, hi.sum()):
             raise ValueError("alpha0 must satisfy sum_i y_i alpha0_i = 0 when fit_intercept=True")
 
+    if q_rounding not in (None, "float32"):
+        raise ValueError(f"q_rounding must be None or 'float32', got {q_rounding!r}")
+
     kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree)
-    Q = QMatrix(kernel_obj, signs, cache_size)
+    Q = QMatrix(kernel_obj, signs, cache_size, round_float32=q_rounding == "float32")
     p = -np.ones(n)
     equality = signs if fit_intercept else None
     result = solve(Q, p, lo, hi, alpha0, y=equality, tol=tol, shrinking=shrinking,

@@ -1135,3 +1135,23 @@ def test_steps_far_below_the_box_width_are_kept(equality):
     grad = Q @ res.alpha - 1.0
     assert kkt_violation(res.alpha, grad, np.zeros(n), np.ones(n),
                          s if equality else None) <= 1e-3 + 1e-9
+
+
+@pytest.mark.parametrize("kernel, t", [("linear", 0), ("poly", 1), ("rbf", 2), ("sigmoid", 3)])
+def test_q_rounding_float32_reproduces_libsvm(kernel, t):
+    """fit_binary(q_rounding="float32") rounds Q as LIBSVM's cache does and
+    so takes LIBSVM's iterations: at tol 1e-3 it returns LIBSVM's alpha to
+    round-off, where the float64 solve differs by up to tol's worth."""
+    X, y = real_data("australian_scale", None)
+    gamma = 0.5 / X.shape[1]
+    m_lib = svm_train(y, X, f"-t {t} -c 1 -g {gamma!r} -e 0.001 -q")
+    # LIBSVM's +1 is its first label, ours classes_[1]: the same here
+    assert m_lib.get_labels()[0] == np.unique(y)[1]
+    a_lib = np.zeros(len(y))
+    a_lib[np.asarray(m_lib.get_sv_indices()) - 1] = np.abs(np.ravel(m_lib.get_sv_coef()))
+    rounded = fit_binary(X, y, C=1.0, kernel=kernel, gamma=gamma, q_rounding="float32")
+    plain = fit_binary(X, y, C=1.0, kernel=kernel, gamma=gamma)
+    np.testing.assert_allclose(rounded.alpha_, a_lib, rtol=0, atol=1e-10)
+    assert np.abs(plain.alpha_ - a_lib).max() > 1e-8      # the rounding is what matters
+    with pytest.raises(ValueError, match="q_rounding"):
+        fit_binary(X, y, q_rounding="float16")

@@ -166,7 +166,9 @@ def solve_pair(rows, idx, sign, Cp, Cn, param, info):
     prints LIBSVM's messages."""
     n = idx.shape[0]
     kernel = Kernel(rows.take(idx), rows.kernel, rows.gamma, rows.coef0, rows.degree)
-    Q = QMatrix(kernel, sign, float(param.cache_size))
+    # LIBSVM's arithmetic (its cache rounds Q to float), so that a script
+    # gets LIBSVM's iterations and model, not one within eps of it.
+    Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True)
     hi = np.where(sign > 0, Cp, Cn)
     result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n), y=sign, tol=float(param.eps),
                    shrinking=bool(param.shrinking))
