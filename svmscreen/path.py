@@ -315,21 +315,14 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                 end = min(t - 1 + lookahead, len(grid) - 1)
                 if end > t:
                     start = _clock()
-                    hi_end = problem.hi_unit * float(grid[end])
-                    a0, g0 = warm_start(alpha, grad, p, float(grid[end]) / C_prev, hi_end)
-                    result, put_back = solve_reduced(problem.Q, p, lo, hi_end, a0, y=y,
-                                                     grad0=g0, **options)
+                    result, put_back = _solve_upper(problem, screening, alpha, grad, C_prev,
+                                                    float(grid[end]), options)
                     ahead[end] = (result, put_back, _clock() - start)
-                    screening.set_upper(result.alpha, result.grad, hi_end)
             else:
                 # The epsilon grid's values are not known in advance: the
                 # optimum at C_max is an extra solve, and the rule's cost.
                 start = _clock()
-                hi_top = problem.hi_unit * C_max
-                a0, g0 = warm_start(alpha, grad, p, C_max / C_prev, hi_top)
-                result, _ = solve_reduced(problem.Q, p, lo, hi_top, a0, y=y, grad0=g0,
-                                          **options)
-                screening.set_upper(result.alpha, result.grad, hi_top)
+                _solve_upper(problem, screening, alpha, grad, C_prev, C_max, options)
                 rule_seconds += _clock() - start
         if t in ahead:
             result, put_back, solve_seconds = ahead.pop(t)
@@ -374,6 +367,18 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         if progress:
             progress(t, C)
     return rows, alphas
+
+
+def _solve_upper(problem, screening, alpha, grad, C_prev, C_upper, options):
+    """The optimum at C_upper, warm-started from the one at C_prev, handed
+    to the domes' step as its larger reference (``_DomeStep.set_upper``).
+    Returns (result, put_back) of the solve."""
+    hi_upper = problem.hi_unit * C_upper
+    alpha0, grad0 = warm_start(alpha, grad, problem.p, C_upper / C_prev, hi_upper)
+    result, put_back = solve_reduced(problem.Q, problem.p, problem.lo, hi_upper, alpha0,
+                                     y=problem.y, grad0=grad0, **options)
+    screening.set_upper(result.alpha, result.grad, hi_upper)
+    return result, put_back
 
 
 def apply_screen(problem, alpha0, grad0, hi, zero, bound, counts=False):
