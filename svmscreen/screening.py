@@ -376,6 +376,13 @@ def _statuses(data, status, status_centred):
     return {"plain": status}
 
 
+def _intervals(data, b_lo, b_hi, bc_lo, bc_hi):
+    """(b_interval, b_interval_centred) as ScreeningResult reports them:
+    (0, 0) bias-free, None without centring."""
+    return ((b_lo, b_hi) if data.fit_intercept else (0.0, 0.0),
+            (bc_lo, bc_hi) if data.centre else None)
+
+
 def _ball_margins(data, qa, q, radius, hi, weighted, target=0.0):
     """The margin bounds over the ball B((1 + q)/2 w, radius) (w with
     Q-products qa), per v-set (bias-free: z_i; intercept: phi_i, and
@@ -389,8 +396,8 @@ def _ball_margins(data, qa, q, radius, hi, weighted, target=0.0):
     b_lo, b_hi, bc_lo, bc_hi, geo, geo_c = _rules.fused_margins(
         qa, qa, data.y, hi, q, radius, 0.0, 0.0, 0, data.norms, centred_norms,
         centre_index, data.fit_intercept, weighted, target, lower, upper, data.workspace)
-    return (lower, upper, (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0),
-            (bc_lo, bc_hi) if data.centre else None, _statuses(data, geo, geo_c))
+    return (lower, upper, *_intervals(data, b_lo, b_hi, bc_lo, bc_hi),
+            _statuses(data, geo, geo_c))
 
 
 _NO_INDEX = np.empty(0, dtype=np.intp)
@@ -498,8 +505,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         status["second"] = _statuses(data, *found["statuses"])
     status["conflicts"] = found["conflicts"]
     centre_roundoff = _rules.margin_roundoff(data.kernel_max, q, alpha_l1, hi_sum)
-    b_interval = (b_lo, b_hi) if data.fit_intercept else (0.0, 0.0)
-    b_centred = (bc_lo, bc_hi) if data.centre else None
+    b_interval, b_centred = _intervals(data, b_lo, b_hi, bc_lo, bc_hi)
 
     def add_pairwise(zero, bound):
         status["pairwise_added"] = _pairwise(data, qa, q, r1, hi, zero, bound,
@@ -683,11 +689,10 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     step.set_upper(alpha_b, grad_b, hi_b)
     zero, bound = step(alpha_a, grad_a, hi_a, hi)
     found = step.details()
-    b_lo, b_hi, bc_lo, bc_hi = found["b"]
+    b_interval, b_centred = _intervals(data, *found["b"])
     return ScreeningResult(
         rule=rule, lower=found["lower"], upper=found["upper"], screened_zero=zero,
-        screened_bound=bound, b_interval=(b_lo, b_hi) if data.fit_intercept else (0.0, 0.0),
-        b_interval_centred=(bc_lo, bc_hi) if data.centre else None,
+        screened_bound=bound, b_interval=b_interval, b_interval_centred=b_centred,
         seconds=time.perf_counter() - start, radius=0.0, gap_ref=0.0,
         status={"dome": _statuses(data, *found["statuses"]),
                 "conflicts": found["conflicts"]},
