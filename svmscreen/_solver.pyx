@@ -20,9 +20,9 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
   PGmax - PGmin < tol on the projected gradient.
 * Shrinking (LIBSVM's ``do_shrinking``) moves bounded variables that cannot
   move behind ``active_size``; the gradient of those variables is rebuilt
-  before the final optimality check, from ``G_bar`` (LIBSVM) or from the
-  gradient at the start plus the columns of the variables that moved,
-  whichever costs fewer kernel values.
+  before the final optimality check, from ``G_bar`` (LIBSVM) or from a
+  snapshot of the gradient plus the columns of the variables that moved
+  since, whichever costs fewer kernel values (``reconstruct_gradient``).
 * ``fixed`` variables never enter the problem: they stay at their bound and
   act only through the gradient of the others (in LIBSVM's terms, through
   ``G_bar``, the gradient contribution of every variable at a bound:
@@ -524,7 +524,7 @@ cdef class _SMO:
         cdef double* Q_j = self.Q.get_Q(j, self.active_size)
         cdef double old_i = self.alpha[i], old_j = self.alpha[j]
         cdef double old_bv_i = self.bound_value(i), old_bv_j = self.bound_value(j)
-        cdef double quad_coef, delta, t, low, high, sum_or_diff
+        cdef double quad_coef, delta, t, low, high, sum_or_diff, magnitude
         cdef double d_i, d_j
         cdef double* G
         cdef Py_ssize_t k
@@ -587,8 +587,9 @@ cdef class _SMO:
         # svmguide1 with a cubic kernel (Q_ii up to 9e14, steps of 1e-15 C)
         # left alpha at 0 through all 10M iterations.
         # (alpha_j is t or a bound, alpha_i is sum_or_diff -/+ alpha_j)
-        self.snap_to_box(i, fabs(sum_or_diff) + fabs(self.alpha[j]))
-        self.snap_to_box(j, fabs(sum_or_diff) + fabs(self.alpha[j]))
+        magnitude = fabs(sum_or_diff) + fabs(self.alpha[j])
+        self.snap_to_box(i, magnitude)
+        self.snap_to_box(j, magnitude)
 
         d_i = self.alpha[i] - old_i
         d_j = self.alpha[j] - old_j

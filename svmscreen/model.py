@@ -163,6 +163,8 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     C, degree, coef0, tol, cache_size, max_iter = check_parameters(
         C=C, kernel=kernel, degree=degree, coef0=coef0, tol=tol,
         cache_size=cache_size, max_iter=max_iter)
+    if q_rounding not in (None, "float32"):
+        raise ValueError(f"q_rounding must be None or 'float32', got {q_rounding!r}")
     X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
     y = check_labels(y, X.shape[0])
     classes, signs = binary_signs(y)
@@ -178,9 +180,6 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
             raise ValueError("alpha0 must satisfy 0 <= alpha0_i <= C_i")
         if fit_intercept and abs(np.dot(signs, alpha0)) > 1e-10 * max(1.0, hi.sum()):
             raise ValueError("alpha0 must satisfy sum_i y_i alpha0_i = 0 when fit_intercept=True")
-
-    if q_rounding not in (None, "float32"):
-        raise ValueError(f"q_rounding must be None or 'float32', got {q_rounding!r}")
 
     kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree)
     Q = QMatrix(kernel_obj, signs, cache_size, round_float32=q_rounding == "float32")
