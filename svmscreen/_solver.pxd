@@ -14,5 +14,7 @@ cdef class QMatrix:
     cdef readonly bint round_float32       # entries rounded as LIBSVM's Qfloat cache
 
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil
+    cdef void fill_column(self, Py_ssize_t i, Py_ssize_t start, Py_ssize_t stop,
+                          double* out) noexcept nogil
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef void swap_positions(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil

@@ -37,6 +37,7 @@ from svmscreen import ConvergenceWarning, duality_gap, fit_binary
 from svmscreen._kernels import Kernel
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import check_X
+from svmscreen.screening import gap_rule_allowances
 
 LIBSVM_KERNEL = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 
@@ -1054,9 +1055,10 @@ def test_warm_started_gradient_rebuild_both_ways(shrinking):
     that moved) or as LIBSVM does (G_bar, built only then), whichever
     fetches fewer kernel values.  A small step in C with the bounded
     variables fixed takes the first way (no G_bar is built); a start with
-    every variable free, where all of them move, the second.  Either way
-    the gradient returned for every sample is Q a + p, and the solution is
-    optimal."""
+    every variable free and a long solve (C = 100: many variables move even
+    after the snapshot is renewed at the first shrink), the second.  Either
+    way the gradient returned for every sample is Q a + p, and the solution
+    is optimal."""
     X, y = real_data("diabetes_scale", None)
     s = np.where(y == y.max(), 1.0, -1.0)
     kernel = Kernel(check_X(X), "rbf", 1.0 / 8, 0.0, 3)
@@ -1070,13 +1072,14 @@ def test_warm_started_gradient_rebuild_both_ways(shrinking):
     # every variable strictly inside its box, y'a = 0
     interior = np.where(s > 0, 0.5, 0.5 * np.sum(s > 0) / np.sum(s < 0))
     results = {}
-    for name, alpha0, fix in (("near", near, fixed), ("interior", interior, None)):
-        res = solve(Q, p, np.zeros(n), hi, alpha0, y=s, fixed=fix, grad0=Qd @ alpha0 + p,
+    for name, alpha0, fix, box in (("near", near, fixed, hi),
+                                   ("interior", interior, None, np.full(n, 100.0))):
+        res = solve(Q, p, np.zeros(n), box, alpha0, y=s, fixed=fix, grad0=Qd @ alpha0 + p,
                     tol=tol, shrinking=shrinking)
         grad = Qd @ res.alpha + p
         np.testing.assert_allclose(res.grad, grad, rtol=0, atol=1e-9)
         lo_r = np.where(fixed, hi, 0.0) if fix is not None else np.zeros(n)
-        assert kkt_violation(res.alpha, grad, lo_r, hi, s) <= tol + 1e-9
+        assert kkt_violation(res.alpha, grad, lo_r, box, s) <= tol + 1e-9
         results[name] = res
     assert results["near"].work_reconstruct > 0 and results["near"].work_gbar == 0
     if shrinking:
@@ -1113,6 +1116,41 @@ def test_repeated_gradient_rebuilds_from_the_snapshot_stay_exact():
     assert len(errors) >= 5 and max(errors) <= roundoff
     np.testing.assert_allclose(res.grad, Qd @ res.alpha + p, rtol=0, atol=roundoff)
     assert kkt_violation(res.alpha, res.grad, np.where(alpha0 >= hi, hi, 0.0), hi, s) <= tol
+
+
+@pytest.mark.parametrize("gap_screening", [0, 10])
+def test_snapshot_renewed_at_a_shrink_keeps_fixed_gradients_exact(gap_screening):
+    """When nothing is shrunk, the solver makes G whole (the fixed
+    positions from the snapshot, with the moved variables' columns) and
+    takes it as the new snapshot, so later rebuilds count only later moves.
+    A solve over several shrink rounds with fixed variables still returns
+    Q a + p on every sample, the fixed ones included.  With the solver's
+    gap screening, the fixed set also holds variables frozen after they had
+    moved from the start (their columns count in the update too)."""
+    X, y = real_data("australian_scale", None)
+    s = np.where(y == y.max(), 1.0, -1.0)
+    kernel = Kernel(check_X(X), "rbf", 1.0 / X.shape[1], 0.0, 3)
+    Q = QMatrix(kernel, s, 100.0)
+    Qd = s[:, None] * s[None] * np.asarray(kernel.rows(np.arange(len(s))))
+    n, p, tol = len(s), -np.ones(len(s)), 1e-8
+    hi = np.full(n, 1.0)
+    fixed = np.zeros(n, dtype=bool)
+    fixed[::5] = True
+    alpha0 = np.where(s > 0, 0.5, 0.5 * np.sum(s[~fixed] > 0) / np.sum(s[~fixed] < 0))
+    alpha0[fixed] = 0.0
+    assert abs(s @ alpha0) < 1e-9
+    options = {}
+    if gap_screening:
+        options = dict(gap_screening=gap_screening,
+                       **gap_rule_allowances(1.0, hi.sum(), hi))
+    res = solve(Q, p, np.zeros(n), hi, alpha0, y=s, fixed=fixed, grad0=Qd @ alpha0 + p,
+                tol=tol, **options)
+    assert res.n_iter > 2 * n                   # shrinking's turn came twice
+    if gap_screening:
+        assert res.frozen.sum() > 0             # frozen at a bound, away from alpha0
+    roundoff = 1e-14 * np.abs(Qd).max() * hi.sum()
+    np.testing.assert_allclose(res.grad, Qd @ res.alpha + p, rtol=0, atol=roundoff)
+    assert np.all(res.alpha[fixed] == 0.0)
 
 
 @pytest.mark.parametrize("equality", [True, False])
