@@ -1048,6 +1048,16 @@ def test_class_and_sample_weights_match_exact_qp(n, kernel, fit_intercept, seed)
     np.testing.assert_array_equal(model.classes_, [3.0, 7.0])
 
 
+def rbf_qp(name):
+    """Signs s, a QMatrix (RBF, gamma = 1/d, 100 MB) and the dense Q of a
+    shipped set, for the gradient-rebuild tests."""
+    X, y = real_data(name, None)
+    s = np.where(y == y.max(), 1.0, -1.0)
+    kernel = Kernel(check_X(X), "rbf", 1.0 / X.shape[1], 0.0, 3)
+    Qd = s[:, None] * s[None] * np.asarray(kernel.rows(np.arange(len(s))))
+    return s, QMatrix(kernel, s, 100.0), Qd
+
+
 @pytest.mark.parametrize("shrinking", [True, False])
 def test_warm_started_gradient_rebuild_both_ways(shrinking):
     """A warm start with a known gradient rebuilds the gradient of fixed and
@@ -1059,11 +1069,7 @@ def test_warm_started_gradient_rebuild_both_ways(shrinking):
     after the snapshot is renewed at the first shrink), the second.  Either
     way the gradient returned for every sample is Q a + p, and the solution
     is optimal."""
-    X, y = real_data("diabetes_scale", None)
-    s = np.where(y == y.max(), 1.0, -1.0)
-    kernel = Kernel(check_X(X), "rbf", 1.0 / 8, 0.0, 3)
-    Q = QMatrix(kernel, s, 100.0)
-    Qd = s[:, None] * s[None] * np.asarray(kernel.rows(np.arange(len(s))))
+    s, Q, Qd = rbf_qp("diabetes_scale")
     n, p, tol = len(s), -np.ones(len(s)), 1e-8
     first = solve(Q, p, np.zeros(n), np.ones(n), np.zeros(n), y=s, tol=tol)
     hi = np.full(n, 1.02)
@@ -1093,11 +1099,7 @@ def test_repeated_gradient_rebuilds_from_the_snapshot_stay_exact():
     freezes nothing, and at un-shrink and the final check), all from
     successive snapshots (no G_bar is built), still hands the hook, and
     returns, the exact gradient Q a + p on every sample."""
-    X, y = real_data("australian_scale", None)
-    s = np.where(y == y.max(), 1.0, -1.0)
-    kernel = Kernel(check_X(X), "rbf", 1.0 / X.shape[1], 0.0, 3)
-    Q = QMatrix(kernel, s, 100.0)
-    Qd = s[:, None] * s[None] * np.asarray(kernel.rows(np.arange(len(s))))
+    s, Q, Qd = rbf_qp("australian_scale")
     n, p, tol = len(s), -np.ones(len(s)), 1e-8
     first = solve(Q, p, np.zeros(n), np.full(n, 10.0), np.zeros(n), y=s, tol=tol)
     hi = np.full(n, 100.0)
@@ -1127,11 +1129,7 @@ def test_snapshot_renewed_at_a_shrink_keeps_fixed_gradients_exact(gap_screening)
     Q a + p on every sample, the fixed ones included.  With the solver's
     gap screening, the fixed set also holds variables frozen after they had
     moved from the start (their columns count in the update too)."""
-    X, y = real_data("australian_scale", None)
-    s = np.where(y == y.max(), 1.0, -1.0)
-    kernel = Kernel(check_X(X), "rbf", 1.0 / X.shape[1], 0.0, 3)
-    Q = QMatrix(kernel, s, 100.0)
-    Qd = s[:, None] * s[None] * np.asarray(kernel.rows(np.arange(len(s))))
+    s, Q, Qd = rbf_qp("australian_scale")
     n, p, tol = len(s), -np.ones(len(s)), 1e-8
     hi = np.full(n, 1.0)
     fixed = np.zeros(n, dtype=bool)
