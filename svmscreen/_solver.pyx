@@ -674,13 +674,13 @@ cdef class _SMO:
         a variable that moves again later counts twice for them, and a
         solve whose rounds never shrink anything would pay up to 2000 of
         their columns' segments a round."""
-        self.fixed_rebased = self.fixed_rebased or self.l_var < self.l
         cdef Py_ssize_t i, j, start = self.l_var, m = self.l - self.l_var
         cdef double change
         cdef double* column
         cdef double* segment = NULL
         cdef CacheEntry* cached
         if m > 0:
+            self.fixed_rebased = True
             segment = <double*> malloc(m * sizeof(double))
             if segment == NULL:
                 with gil:
