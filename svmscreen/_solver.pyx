@@ -363,8 +363,7 @@ cdef class _SMO:
         cdef Py_ssize_t i, j, n_free = 0, n_moved = 0, n_bounded = 0
         cdef Py_ssize_t start = self.active_size
         cdef double* Q_i
-        cdef double* Q_j
-        cdef double change, libsvm_cost
+        cdef double libsvm_cost
         if start >= stop:
             return 0
         for j in range(start):
@@ -379,19 +378,7 @@ cdef class _SMO:
         if not self.G_bar_valid:
             libsvm_cost += <double> n_bounded * self.l
         if <double> n_moved * self.l <= libsvm_cost:
-            self.work_reconstruct += n_moved * (self.l - start)
-            for i in range(start, self.l):
-                self.G[i] = self.G_start[i]
-            for j in range(self.l):
-                change = self.alpha[j] - self.alpha_start[j]
-                if change != 0.0:
-                    Q_j = self.Q.get_Q(j, self.l)
-                    for i in range(start, self.l):
-                        self.G[i] += change * Q_j[i]
-            # (positions below start carry G through the iterations)
-            self.alpha_start[:] = self.alpha
-            self.G_start[:] = self.G
-            return 0
+            return self.gradient_from_snapshot(start, True)
         if not self.G_bar_valid:
             self.build_G_bar()
         for j in range(start, stop):
@@ -657,6 +644,47 @@ cdef class _SMO:
             return self.G[i] > Gmax1
         return False
 
+    cdef int gradient_from_snapshot(self, Py_ssize_t start, bint through_cache) except -1 nogil:
+        """G_i = G_start_i + sum_j (a_j - a_start_j) Q_ij on positions
+        start..l-1 (positions below start carry G through the iterations),
+        then (a, G) is the new snapshot.  ``through_cache``: fetch the moved
+        variables' columns whole through the cache (``get_Q``); else read a
+        column only if it is cached whole, and otherwise compute just its
+        entries start..l-1, uncached (a few fixed positions)."""
+        cdef Py_ssize_t i, j, m = self.l - start
+        cdef double change
+        cdef double* column
+        cdef double* segment = NULL
+        cdef CacheEntry* cached
+        if m > 0:
+            if not through_cache:
+                segment = <double*> malloc(m * sizeof(double))
+                if segment == NULL:
+                    with gil:
+                        raise MemoryError("gradient_from_snapshot")
+            for i in range(start, self.l):
+                self.G[i] = self.G_start[i]
+            for j in range(self.l):
+                change = self.alpha[j] - self.alpha_start[j]
+                if change == 0.0:
+                    continue
+                self.work_reconstruct += m
+                if through_cache:
+                    column = self.Q.get_Q(j, self.l) + start
+                else:
+                    cached = &self.Q.cache.entries[j]
+                    if cached.length >= self.l:
+                        column = cached.data + start
+                    else:
+                        self.Q.fill_column(j, start, self.l, segment)
+                        column = segment
+                for i in range(m):
+                    self.G[start + i] += change * column[i]
+            free(segment)
+        self.alpha_start[:] = self.alpha
+        self.G_start[:] = self.G
+        return 0
+
     cdef int rebase_snapshot(self) except -1 nogil:
         """Make G whole and the snapshot of ``reconstruct_gradient``, at a
         moment when nothing is shrunk (G is exact on the movable positions):
@@ -674,36 +702,9 @@ cdef class _SMO:
         a variable that moves again later counts twice for them, and a
         solve whose rounds never shrink anything would pay up to 2000 of
         their columns' segments a round."""
-        cdef Py_ssize_t i, j, start = self.l_var, m = self.l - self.l_var
-        cdef double change
-        cdef double* column
-        cdef double* segment = NULL
-        cdef CacheEntry* cached
-        if m > 0:
+        if self.l_var < self.l:
             self.fixed_rebased = True
-            segment = <double*> malloc(m * sizeof(double))
-            if segment == NULL:
-                with gil:
-                    raise MemoryError("rebase_snapshot")
-            for i in range(start, self.l):
-                self.G[i] = self.G_start[i]
-            for j in range(self.l):
-                change = self.alpha[j] - self.alpha_start[j]
-                if change == 0.0:
-                    continue
-                cached = &self.Q.cache.entries[j]
-                if cached.length >= self.l:
-                    column = cached.data + start
-                else:
-                    self.Q.fill_column(j, start, self.l, segment)
-                    column = segment
-                self.work_reconstruct += m
-                for i in range(m):
-                    self.G[start + i] += change * column[i]
-            free(segment)
-        self.alpha_start[:] = self.alpha
-        self.G_start[:] = self.G
-        return 0
+        return self.gradient_from_snapshot(self.l_var, False)
 
     cdef int do_shrinking(self) except -1 nogil:
         cdef double Gmax1 = -INFINITY, Gmax2 = -INFINITY, pg
