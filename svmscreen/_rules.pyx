@@ -1364,6 +1364,12 @@ cdef class TwoBallPathStep(_PathStep):
         self.index_array, self.coef_array = np.empty(n, dtype=np.intp), np.empty(n)
         self.index, self.coef = self.index_array, self.coef_array
 
+    def set_budget(self, Py_ssize_t budget):
+        """At most ``budget`` changes of s-hat from the next call on (kernel
+        form; -1 none; the linear form recomputes Q s and has no budget)."""
+        if self.q_times is None:
+            self.budget = budget
+
     def set_state(self, shat, qs, hi):
         """Start from a previous step's s-hat, Q (s hi) and box (copied)."""
         cdef Py_ssize_t n = self.y.shape[0]

@@ -254,6 +254,8 @@ class _Problem:
         self.signs = signs
         self.kernel = Kernel(compute_layout(X), kernel, gamma, coef0, degree)
         self.Q = QMatrix(self.kernel, signs, cache_size)
+        # every column of Q, in doubles, within the cache budget
+        self.q_fits_cache = 8.0 * self.n * self.n <= cache_size * (1 << 20)
         self.hi_unit = hi_unit              # C_i / C (class and sample weights)
         self.p = -np.ones(self.n)
         self.lo = np.zeros(self.n)
@@ -433,13 +435,31 @@ def centre_sample(n):
     return int(min(1000, max(100, n // 20)))
 
 
-def shat_budget(n):
-    """Changes of BT2/IT's s-hat allowed per path step (kernel form): each
-    costs one kernel column of length n for Q s, and the argmax s can move
-    by thousands between two C (measured on mushrooms: up to 2647 columns a
-    step, a third of the solve time).  max(16, n/400) keeps the Q s update
-    to a few percent of a solve; any s is safe (paper 000, Thm 7)."""
-    return int(max(16, n // 400))
+# The share of a solve's kernel evaluations that BT2/IT may spend on Q s
+# when Q does not fit in the cache (``shat_budget``).
+SHAT_KERNEL_SHARE = 0.02
+
+
+def shat_budget(n, solve_kernel_evals=None):
+    """Changes of BT2/IT's s-hat allowed in a path step (kernel form).
+
+    Each change costs one column of Q for Q s, and the argmax s can move by
+    thousands between two C (measured on mushrooms: up to 2647 columns a
+    step, a third of the solve time).  Any s is safe (paper 000, Thm 7);
+    only the rule's strength depends on it.
+
+    * ``solve_kernel_evals`` None (Q fits in the cache, so a column costs n
+      additions once cached): max(16, n/400).
+    * Otherwise the changed samples' columns are mostly not cached (they
+      cross the margin, where shrinking has set them aside), so a column
+      costs n kernel evaluations, and the budget is SHAT_KERNEL_SHARE of the
+      previous solve's (at least 1).  On 10k-row ijcnn1, RBF, the fixed 25
+      columns a step had cost 8% of the path's kernel evaluations and 8% of
+      its solve time, and IT screened no more than with s-hat fixed at 0.
+    """
+    if solve_kernel_evals is None:
+        return int(max(16, n // 400))
+    return int(max(1, SHAT_KERNEL_SHARE * solve_kernel_evals / max(n, 1)))
 
 
 class _DomeStep:
@@ -502,6 +522,9 @@ def make_screening(rule, problem, fit_intercept):
     else:
         # BT2 / IT: the typed step also carries s-hat and Q s along the path.
         step = data.two_ball_path_step(rule, budget=shat_budget(problem.n))
+    # Q's kernel evaluations when the last rule call ended (BT2/IT's budget)
+    budget_by_solve = rule != "dvi" and not problem.q_fits_cache
+    evals_after_rule = [problem.Q.kernel_evals]
 
     def ball_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
         if gap_ref is None:
@@ -509,8 +532,13 @@ def make_screening(rule, problem, fit_intercept):
                                   problem.y)
         if rule == "dvi":
             return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
-        return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap,
-                    gap_ref.b if fit_intercept else 0.0)
+        if budget_by_solve:
+            step.set_budget(shat_budget(problem.n,
+                                        problem.Q.kernel_evals - evals_after_rule[0]))
+        masks = step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap,
+                     gap_ref.b if fit_intercept else 0.0)
+        evals_after_rule[0] = problem.Q.kernel_evals
+        return masks
     return ball_step
 
 

@@ -248,3 +248,37 @@ def test_screened_epsilon_path_equals_unscreened(rule):
     np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-5)
     assert screened.put_back.sum() == 0
     assert (screened.screened_zero + screened.screened_bound).sum() > 0
+
+
+@pytest.mark.parametrize("rule", ["it", "bt2"])
+def test_shat_budget_follows_the_solve_when_q_does_not_fit(rule):
+    """When Q does not fit in the cache, a BT2/IT step computes Q s from at
+    most max(1, SHAT_KERNEL_SHARE x the previous solve's kernel evaluations / n)
+    columns; screening still changes nothing."""
+    from svmscreen.path import SHAT_KERNEL_SHARE, _Problem, make_screening, run_path
+    X, y = load_dataset("australian_scale")
+    signs = np.where(y == y.max(), 1.0, -1.0)
+    n = signs.size
+    grid = np.geomspace(1e-2, 1e2, 25)
+    results = {}
+    for screened in (False, True):
+        problem = _Problem(X, signs, np.ones(n), "rbf", 1.0 / X.shape[1], 0.0, 3, 0.5, True)
+        assert not problem.q_fits_cache
+        Q = problem.Q
+        step = make_screening(rule, problem, True)
+        last = [Q.kernel_evals]
+        excess = []
+
+        def counted(*args):
+            solve_evals, start = Q.kernel_evals - last[0], Q.kernel_evals
+            masks = step(*args)
+            excess.append(Q.kernel_evals - start - max(n, SHAT_KERNEL_SHARE * solve_evals))
+            last[0] = Q.kernel_evals
+            return masks
+        rows, _ = run_path(problem, grid, screening=counted if screened else None, tol=1e-6,
+                           shrinking=True, max_iter=None, keep="summary")
+        results[screened] = rows
+    assert len(excess) == len(grid) - 1 and max(excess) <= 0
+    plain = np.array([row["objective"] for row in results[False]])
+    np.testing.assert_allclose([row["objective"] for row in results[True]], plain, rtol=1e-6)
+    assert sum(row["put_back"] for row in results[True]) == 0
