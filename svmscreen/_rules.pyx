@@ -874,36 +874,78 @@ def pairwise_certify(const Py_ssize_t[::1] candidates,
 # linear kernel on CSR data: explicit w at O(nnz)   (paper 003, sec. 3)
 # ---------------------------------------------------------------------------
 
+cdef void _csr_transpose_times(const int[::1] indptr, const int[::1] indices,
+                               const double[::1] data, const double[::1] coef,
+                               double[::1] w) noexcept nogil:
+    """w = X' coef (w = sum_i coef_i x_i), O(nnz of the rows with coef_i != 0)."""
+    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
+    cdef double c
+    for i in range(w.shape[0]):
+        w[i] = 0.0
+    for i in range(n):
+        c = coef[i]
+        if c != 0.0:
+            for p in range(indptr[i], indptr[i + 1]):
+                w[indices[p]] += c * data[p]
+
+
+cdef void _csr_times(const int[::1] indptr, const int[::1] indices,
+                     const double[::1] data, const double[::1] w,
+                     double[::1] out) noexcept nogil:
+    """out = X w, O(nnz)."""
+    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
+    cdef double s
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * w[indices[p]]
+        out[i] = s
+
+
+cdef void _dense_transpose_times(const double[:, ::1] X, const double[::1] coef,
+                                 double[::1] w) noexcept nogil:
+    """w = X' coef for a dense X, over the rows with coef_i != 0."""
+    cdef Py_ssize_t i, k, d = X.shape[1]
+    cdef double c
+    for k in range(d):
+        w[k] = 0.0
+    for i in range(X.shape[0]):
+        c = coef[i]
+        if c != 0.0:
+            for k in range(d):
+                w[k] += c * X[i, k]
+
+
+cdef void _dense_times(const double[:, ::1] X, const double[::1] w,
+                       double[::1] out) noexcept nogil:
+    """out = X w for a dense X."""
+    cdef Py_ssize_t i, k, d = X.shape[1]
+    cdef double s
+    for i in range(X.shape[0]):
+        s = 0.0
+        for k in range(d):
+            s += X[i, k] * w[k]
+        out[i] = s
+
+
 def csr_transpose_times(const int[::1] indptr, const int[::1] indices,
                         const double[::1] data, const double[::1] coef,
                         Py_ssize_t n_features):
     """w = X' coef  (w = sum_i coef_i x_i), O(nnz)."""
-    w_arr = np.zeros(n_features)
+    w_arr = np.empty(n_features)
     cdef double[::1] w = w_arr
-    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
-    cdef double c
     with nogil:
-        for i in range(n):
-            c = coef[i]
-            if c != 0.0:
-                for p in range(indptr[i], indptr[i + 1]):
-                    w[indices[p]] += c * data[p]
+        _csr_transpose_times(indptr, indices, data, coef, w)
     return w_arr
 
 
 def csr_times(const int[::1] indptr, const int[::1] indices,
               const double[::1] data, const double[::1] w):
     """X w, O(nnz)."""
-    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
-    out_arr = np.empty(n)
+    out_arr = np.empty(indptr.shape[0] - 1)
     cdef double[::1] out = out_arr
-    cdef double s
     with nogil:
-        for i in range(n):
-            s = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                s += data[p] * w[indices[p]]
-            out[i] = s
+        _csr_times(indptr, indices, data, w, out)
     return out_arr
 
 
@@ -1316,7 +1358,8 @@ cdef class TwoBallPathStep(_PathStep):
               where alpha_j is not at the bound s predicts, mostly the free
               support vectors;
             * from scratch: columns of s;
-          the linear kernel recomputes it at O(nnz) (``q_times``),
+          the linear kernel recomputes it as y * X (X' (y s hi)), O(nnz),
+          in typed loops (``linear_X``),
         the BT2 ball (``_bt2_ball``), the margins over the region
             (``_fused_margins``, geometry 1 or 2), R' and L'.
 
@@ -1329,15 +1372,21 @@ cdef class TwoBallPathStep(_PathStep):
     add_columns : callable
         ``add_columns(index, coef, out)``: out += Q[:, index] coef, in place
         (kernel form).
-    q_times : callable or None
-        ``q_times(coef)`` -> Q coef (linear kernel, O(nnz)); None for the
-        kernel form.
+    linear_X : ndarray, scipy CSR matrix or None
+        The data, for the linear kernel (dense float64 C-ordered, or CSR with
+        int32 indices); None for the kernel form.
     budget : int
         At most this many changes of s-hat a call (kernel form); -1 none.
     """
     cdef int geometry
     cdef Py_ssize_t budget
-    cdef object add_columns, q_times
+    cdef object add_columns
+    cdef bint linear                     # Q s through linear_X, no budget
+    cdef const int[::1] x_indptr, x_indices
+    cdef const double[::1] x_data
+    cdef const double[:, ::1] x_dense
+    cdef bint x_sparse
+    cdef double[::1] w                   # X' (y s hi), scratch of the linear form
     cdef bint has_state                 # shat_prev, qs, hi_state hold a previous call's
     cdef unsigned char[::1] shat, shat_prev   # shat_prev: all zeros without a state
     cdef double[::1] qs, hi_state
@@ -1347,14 +1396,25 @@ cdef class TwoBallPathStep(_PathStep):
     cdef double r2, phi_norm, r2_squared
 
     def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
-                 double kernel_max, double tau, bint intersect, add_columns, q_times,
+                 double kernel_max, double tau, bint intersect, add_columns, linear_X,
                  Py_ssize_t budget):
         self._setup(y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau)
         n = len(y)
         self.geometry = 2 if intersect else 1
         self.add_columns = add_columns
-        self.q_times = q_times
-        self.budget = budget if q_times is None else -1
+        self.linear = linear_X is not None
+        self.budget = -1 if self.linear else budget
+        if self.linear:
+            self.x_sparse = hasattr(linear_X, "indptr")
+            if self.x_sparse:
+                self.x_indptr = np.ascontiguousarray(linear_X.indptr, dtype=np.int32)
+                self.x_indices = np.ascontiguousarray(linear_X.indices, dtype=np.int32)
+                self.x_data = np.ascontiguousarray(linear_X.data, dtype=np.float64)
+            else:
+                self.x_dense = np.ascontiguousarray(linear_X, dtype=np.float64)
+            if linear_X.shape[0] != n:
+                raise ValueError(f"linear_X has {linear_X.shape[0]} rows, y has {n}")
+            self.w = np.empty(linear_X.shape[1])
         self.has_state = False
         self.shat_array = np.zeros(n, dtype=np.uint8)
         self.shat = self.shat_array
@@ -1367,7 +1427,7 @@ cdef class TwoBallPathStep(_PathStep):
     def set_budget(self, Py_ssize_t budget):
         """At most ``budget`` changes of s-hat from the next call on (kernel
         form; -1 none; the linear form recomputes Q s and has no budget)."""
-        if self.q_times is None:
+        if not self.linear:
             self.budget = budget
 
     def set_state(self, shat, qs, hi):
@@ -1437,12 +1497,19 @@ cdef class TwoBallPathStep(_PathStep):
         cdef Py_ssize_t i, m = 0, n = self.y.shape[0]
         cdef Py_ssize_t n_beta = 0, n_scratch = 0, n_state = n + 1
         cdef double beta, scale = NAN, s_hi
-        cdef const double[::1] fresh
-        if self.q_times is not None and how < 0:
-            for i in range(n):
-                self.coef[i] = hi[i] if self.shat[i] else 0.0
-            fresh = np.ascontiguousarray(self.q_times(self.coef_array), dtype=np.float64)
-            self.qs[:] = fresh
+        if self.linear and how < 0:
+            with nogil:
+                for i in range(n):
+                    self.coef[i] = self.y[i] * hi[i] if self.shat[i] else 0.0
+                if self.x_sparse:
+                    _csr_transpose_times(self.x_indptr, self.x_indices, self.x_data,
+                                         self.coef, self.w)
+                    _csr_times(self.x_indptr, self.x_indices, self.x_data, self.w, self.qs)
+                else:
+                    _dense_transpose_times(self.x_dense, self.coef, self.w)
+                    _dense_times(self.x_dense, self.w, self.qs)
+                for i in range(n):
+                    self.qs[i] *= self.y[i]
         else:
             with nogil:
                 if self.has_state:

@@ -268,7 +268,7 @@ class ScreeningData:
         return _rules.TwoBallPathStep(
             self.y, self.norms, centred_norms, centre_index, self.fit_intercept,
             self.kernel_max, tau, rule == "it", self.add_q_columns,
-            self.q_times if self.linear else None, -1 if budget is None else int(budget))
+            self.X if self.linear else None, -1 if budget is None else int(budget))
 
 
 class ShatState:
