@@ -10,6 +10,7 @@ cdef class QMatrix:
     cdef double[::1] sign          # s_i, position order
     cdef double[::1] QD            # Q_ii, position order
     cdef Py_ssize_t[::1] perm      # position -> sample index
+    cdef Py_ssize_t[::1] where     # sample index -> position (add_columns' scratch)
     cdef readonly long long kernel_evals   # kernel values computed so far (diagnostic)
     cdef readonly bint round_float32       # entries rounded as LIBSVM's Qfloat cache
 

@@ -93,6 +93,7 @@ cdef class QMatrix:
         self.n = kernel.n_samples
         self.cache = ColumnCache(self.n, cache_size)
         self.perm = np.arange(self.n, dtype=np.intp)
+        self.where = np.empty(self.n, dtype=np.intp)
         if sign is None:
             self.sign = np.ones(self.n, dtype=np.float64)
         else:
@@ -148,23 +149,27 @@ cdef class QMatrix:
         Updates a known gradient after a few entries of alpha change (the
         path's warm start), for the price of those columns.
         """
-        cdef Py_ssize_t[::1] where = np.empty(self.n, dtype=np.intp)
-        cdef Py_ssize_t[::1] sample_idx = np.ascontiguousarray(samples, dtype=np.intp)
+        cdef const Py_ssize_t[::1] sample_idx = np.ascontiguousarray(samples, dtype=np.intp)
         cdef const double[::1] weights = np.ascontiguousarray(coef, dtype=np.float64)
         cdef double[::1] acc = out
-        cdef Py_ssize_t k, t, pos
+        cdef Py_ssize_t k, t, pos, m = sample_idx.shape[0]
+        cdef bint in_range = True
         cdef double* column
-        if acc.shape[0] != self.n or weights.shape[0] != sample_idx.shape[0]:
+        if acc.shape[0] != self.n or weights.shape[0] != m:
             raise ValueError("add_columns: inconsistent lengths")
-        if sample_idx.shape[0] and (np.min(samples) < 0 or np.max(samples) >= self.n):
+        # checked here rather than by numpy: a rule step calls this on a few
+        # columns, where numpy's per-call overhead was most of the time
+        for k in range(m):
+            in_range &= 0 <= sample_idx[k] < self.n
+        if not in_range:
             raise IndexError("add_columns: sample index out of range")
-        for t in range(self.n):
-            where[self.perm[t]] = t
         with nogil:
-            for k in range(sample_idx.shape[0]):
+            for t in range(self.n):
+                self.where[self.perm[t]] = t
+            for k in range(m):
                 if weights[k] == 0.0:
                     continue
-                pos = where[sample_idx[k]]
+                pos = self.where[sample_idx[k]]
                 column = self.get_Q(pos, self.n)
                 for t in range(self.n):
                     acc[self.perm[t]] += weights[k] * column[t]

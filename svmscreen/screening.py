@@ -265,9 +265,13 @@ class ScreeningData:
         if rule not in ("bt2", "it"):
             raise ValueError(f"rule must be 'bt2' or 'it', got {rule!r}")
         centred_norms, centre_index = self.centring
+        # the solver's columns directly when there are any (kernel form): the
+        # step calls this once per C, and a Python-level dispatch is per call
+        add_columns = (self.qmatrix.add_columns if self.qmatrix is not None and not self.linear
+                       else self.add_q_columns)
         return _rules.TwoBallPathStep(
             self.y, self.norms, centred_norms, centre_index, self.fit_intercept,
-            self.kernel_max, tau, rule == "it", self.add_q_columns,
+            self.kernel_max, tau, rule == "it", add_columns,
             self.X if self.linear else None, -1 if budget is None else int(budget))
 
 

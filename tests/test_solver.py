@@ -877,6 +877,13 @@ def test_qmatrix_add_columns_in_sample_order():
     np.testing.assert_allclose(got, expected, atol=1e-12)
     np.testing.assert_allclose(out, expected, atol=1e-12)   # in place, as documented
     np.testing.assert_allclose(Q.diagonal(), np.diag(problem.Q), atol=1e-12)
+    before = out.copy()
+    for bad in ([3, 35], [-1]):
+        with pytest.raises(IndexError, match="out of range"):
+            Q.add_columns(np.array(bad), np.ones(len(bad)), out)
+    with pytest.raises(ValueError, match="inconsistent lengths"):
+        Q.add_columns(samples, coef[:2], out)
+    np.testing.assert_array_equal(out, before)      # nothing added on an error
 
 
 def test_where_libsvm_float_cache_differs_we_are_the_more_exact():
