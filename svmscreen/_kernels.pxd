@@ -28,8 +28,18 @@ cdef class Kernel:
     cdef const int[::1] csr_indptr
     cdef double[::1] sq_norms              # ||x_i||^2, used by RBF
     cdef double[::1] scatter               # dense copy of one CSR row
+    # CSR rows again, in the order given to ``follow_order`` (the solver's
+    # position order), for ``column_rows``; with their squared norms.
+    cdef readonly bint ordered
+    cdef readonly long long order_version  # counts the copies made
+    cdef const double[::1] ord_data
+    cdef const int[::1] ord_indices
+    cdef const Py_ssize_t[::1] ord_indptr
+    cdef const double[::1] ord_sq_norms
 
     cdef double dot(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef double value(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef void column(self, Py_ssize_t a, const Py_ssize_t* idx,
                      Py_ssize_t count, double* out) noexcept nogil
+    cdef void column_rows(self, Py_ssize_t a, const Py_ssize_t* rows,
+                          Py_ssize_t count, double* out) noexcept nogil

@@ -198,6 +198,71 @@ cdef class Kernel:
                                      self.sq_norms[idx[k]], self.gamma,
                                      self.coef0, self.degree)
 
+    cdef void column_rows(self, Py_ssize_t a, const Py_ssize_t* rows,
+                          Py_ssize_t count, double* out) noexcept nogil:
+        """out[k] = K(x_a, z_rows[k]), z_r the r-th row of the ``follow_order``
+        copy (CSR data only; ``ordered`` must be set).  The solver computes
+        its columns in position order, and shrinking and fixed samples
+        scatter the positions: reading CSR rows out of sequence cost about
+        1.9 times as much a kernel value (a9a, 10k rows, linear: 17 against
+        9 ns; mushrooms RBF 32 against 16 ns).  Each dot runs over the same
+        entries in the same order as ``column``'s, so the values are the
+        same."""
+        cdef Py_ssize_t k, b, p
+        cdef double s
+        for p in range(self.csr_indptr[a], self.csr_indptr[a + 1]):
+            self.scatter[self.csr_indices[p]] = self.csr_data[p]
+        for k in range(count):
+            b = rows[k]
+            s = 0.0
+            for p in range(self.ord_indptr[b], self.ord_indptr[b + 1]):
+                s += self.scatter[self.ord_indices[p]] * self.ord_data[p]
+            out[k] = s
+        for p in range(self.csr_indptr[a], self.csr_indptr[a + 1]):
+            self.scatter[self.csr_indices[p]] = 0.0
+        if self.kernel_type == LINEAR:
+            return
+        for k in range(count):
+            out[k] = kernel_from_dot(self.kernel_type, out[k], self.sq_norms[a],
+                                     self.ord_sq_norms[rows[k]], self.gamma,
+                                     self.coef0, self.degree)
+
+    def follow_order(self, order):
+        """Copy the CSR rows in ``order`` (a permutation of the samples) for
+        ``column_rows``, replacing any earlier copy; returns whether a copy
+        is kept (never for dense data or a precomputed kernel, where reading
+        rows out of sequence costs little: splice, svmguide1 RBF the same,
+        australian_scale linear 6.8 against 5.8 ns).  O(nnz) time, and nnz
+        more entries of memory."""
+        cdef const Py_ssize_t[::1] rows = np.ascontiguousarray(order, dtype=np.intp)
+        cdef Py_ssize_t i, r, p, q, n = self.n_samples
+        cdef Py_ssize_t[::1] indptr
+        cdef int[::1] indices
+        cdef double[::1] data, sq
+        if not self.sparse:
+            return False
+        if rows.shape[0] != n or not np.array_equal(np.sort(rows), np.arange(n)):
+            raise ValueError(f"order must be a permutation of the {n} samples")
+        indptr = np.empty(n + 1, dtype=np.intp)
+        indices = np.empty(self.csr_data.shape[0], dtype=np.int32)
+        data = np.empty(self.csr_data.shape[0], dtype=np.float64)
+        sq = np.empty(n, dtype=np.float64)
+        with nogil:
+            indptr[0] = q = 0
+            for r in range(n):
+                i = rows[r]
+                sq[r] = self.sq_norms[i]
+                for p in range(self.csr_indptr[i], self.csr_indptr[i + 1]):
+                    indices[q] = self.csr_indices[p]
+                    data[q] = self.csr_data[p]
+                    q += 1
+                indptr[r + 1] = q
+        self.ord_indptr, self.ord_indices, self.ord_data, self.ord_sq_norms = (
+            indptr, indices, data, sq)
+        self.ordered = True
+        self.order_version += 1
+        return True
+
     def diagonal(self):
         """K(x_i, x_i) for every sample, as an ndarray."""
         cdef Py_ssize_t i

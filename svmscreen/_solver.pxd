@@ -11,6 +11,11 @@ cdef class QMatrix:
     cdef double[::1] QD            # Q_ii, position order
     cdef Py_ssize_t[::1] perm      # position -> sample index
     cdef Py_ssize_t[::1] where     # sample index -> position (add_columns' scratch)
+    # position -> row of the kernel's ordered copy (Kernel.follow_order),
+    # valid while the kernel's order_version is rows_version
+    cdef Py_ssize_t[::1] row_at
+    cdef bint use_rows
+    cdef long long rows_version
     cdef readonly long long kernel_evals   # kernel values computed so far (diagnostic)
     cdef readonly bint round_float32       # entries rounded as LIBSVM's Qfloat cache
 

@@ -886,6 +886,45 @@ def test_qmatrix_add_columns_in_sample_order():
     np.testing.assert_array_equal(out, before)      # nothing added on an error
 
 
+def test_columns_read_from_the_kernels_position_ordered_copy_are_unchanged():
+    """Once shrinking has scattered the positions, QMatrix.follow_positions
+    has the kernel copy its CSR rows in position order; the columns are then
+    the same, to the bit, as those of a QMatrix that reads the data in
+    sample order, and a warm-started solve reaches the same optimum.  A
+    QMatrix whose copy another QMatrix on the same kernel has replaced goes
+    back to the data."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = check_X(sp.random(n, 40, density=0.15, format="csr", random_state=rng))
+    s = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    kernel = Kernel(X, "rbf", 0.5, 0.0, 3)
+    box = dict(p=-np.ones(n), lo=np.zeros(n), hi=np.full(n, 0.5), y=s, tol=1e-3)
+
+    def scattered(Q, C=0.5):
+        first = solve(Q, alpha0=np.zeros(n), **dict(box, hi=np.full(n, C)))
+        assert Q.follow_positions()          # the shrinking solve left them out of sequence
+        return first
+
+    def plain_columns(samples, coef):
+        return QMatrix(Kernel(X, "rbf", 0.5, 0.0, 3), s, 1.0).add_columns(samples, coef,
+                                                                           np.zeros(n))
+    Q = QMatrix(kernel, s, 1.0)              # 1 MB: most columns are recomputed
+    first = scattered(Q)
+    assert kernel.ordered and not Q.follow_positions()
+    samples, coef = rng.choice(n, 25, replace=False), rng.normal(size=25)
+    np.testing.assert_array_equal(Q.add_columns(samples, coef, np.zeros(n)),
+                                  plain_columns(samples, coef))
+    warm = dict(box, hi=np.full(n, 0.8), alpha0=first.alpha)
+    ordered = solve(Q, **warm)
+    reference = solve(QMatrix(Kernel(X, "rbf", 0.5, 0.0, 3), s, 1.0), **warm)
+    assert abs(ordered.objective - reference.objective) <= 1e-9 * abs(reference.objective)
+    other = QMatrix(kernel, s, 1.0)
+    scattered(other, C=0.05)                 # replaces the copy, in other positions
+    samples = rng.choice(n, 25, replace=False)    # columns not in Q's cache
+    np.testing.assert_array_equal(Q.add_columns(samples, coef, np.zeros(n)),
+                                  plain_columns(samples, coef))
+
+
 def test_where_libsvm_float_cache_differs_we_are_the_more_exact():
     """LIBSVM stores Q in single precision (Qfloat), so on ill-conditioned
     problems (linear kernel, large C) its decision values sit ~1e-4..1e-3 away
