@@ -154,12 +154,12 @@ cdef class QMatrix:
     def follow_positions(self):
         """Have the kernel copy its rows in the position order when more
         than an eighth of the positions read them out of sequence (CSR
-        data, n >= ORDER_MIN_SAMPLES): ``solve`` calls this first, so that a
-        warm-started solve, whose positions the earlier solves' shrinking
-        and fixed samples have scattered, computes its columns reading the
-        rows in sequence.  On a 10k-row a9a path (linear) the kernel values
-        had cost 11-13 ns each in path order, against 9 in sample order.
-        Returns whether a copy was made."""
+        data, n >= ORDER_MIN_SAMPLES).  ``solve`` calls this first, where a
+        warm start finds the positions as the earlier solves' shrinking and
+        fixed samples left them, and the solver after each shrinking round
+        (an O(n) check; a copy is O(nnz)).  On a 10k-row a9a path (linear)
+        the kernel values had cost 11-13 ns each in path order, against 9
+        in sample order.  Returns whether a copy was made."""
         cdef Py_ssize_t t, moved = 0
         cdef bint current = self.use_rows and self.kernel.order_version == self.rows_version
         if self.n < ORDER_MIN_SAMPLES or not self.kernel.sparse:
@@ -831,6 +831,9 @@ cdef class _SMO:
                 with gil:
                     if PyErr_CheckSignals() != 0:
                         return -1
+                    if self.shrinking:
+                        # shrinking scatters the positions as it goes
+                        self.Q.follow_positions()
                 if (self.screen_every > 0 and self.n_iter > 0
                         and self.n_iter >= next_screen):
                     next_screen = self.n_iter + self.screen_every

@@ -888,7 +888,8 @@ def test_qmatrix_add_columns_in_sample_order():
 
 def test_columns_read_from_the_kernels_position_ordered_copy_are_unchanged():
     """Once shrinking has scattered the positions, QMatrix.follow_positions
-    has the kernel copy its CSR rows in position order; the columns are then
+    (at a solve's start and after each shrinking round) has the kernel copy
+    its CSR rows in position order; the columns are then
     the same, to the bit, as those of a QMatrix that reads the data in
     sample order, and a warm-started solve reaches the same optimum.  A
     QMatrix whose copy another QMatrix on the same kernel has replaced goes
@@ -901,8 +902,11 @@ def test_columns_read_from_the_kernels_position_ordered_copy_are_unchanged():
     box = dict(p=-np.ones(n), lo=np.zeros(n), hi=np.full(n, 0.5), y=s, tol=1e-3)
 
     def scattered(Q, C=0.5):
+        copies = kernel.order_version
         first = solve(Q, alpha0=np.zeros(n), **dict(box, hi=np.full(n, C)))
-        assert Q.follow_positions()          # the shrinking solve left them out of sequence
+        Q.follow_positions()
+        # shrinking scattered the positions, and the rows were copied to follow
+        assert kernel.order_version > copies
         return first
 
     def plain_columns(samples, coef):
