@@ -34,7 +34,7 @@ cdef class Kernel:
     cdef readonly long long order_version  # counts the copies made
     cdef const double[::1] ord_data
     cdef const int[::1] ord_indices
-    cdef const Py_ssize_t[::1] ord_indptr
+    cdef const int[::1] ord_indptr
     cdef const double[::1] ord_sq_norms
 
     cdef double dot(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
@@ -43,3 +43,8 @@ cdef class Kernel:
                      Py_ssize_t count, double* out) noexcept nogil
     cdef void column_rows(self, Py_ssize_t a, const Py_ssize_t* rows,
                           Py_ssize_t count, double* out) noexcept nogil
+    cdef void csr_dots(self, Py_ssize_t a, const Py_ssize_t* rows, Py_ssize_t count,
+                       const int[::1] indptr, const int[::1] indices,
+                       const double[::1] data, double* out) noexcept nogil
+    cdef void dots_to_kernel(self, Py_ssize_t a, const Py_ssize_t* rows, Py_ssize_t count,
+                             const double[::1] sq_norms, double* out) noexcept nogil
