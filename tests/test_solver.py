@@ -889,11 +889,10 @@ def test_qmatrix_add_columns_in_sample_order():
 def test_columns_read_from_the_kernels_position_ordered_copy_are_unchanged():
     """Once shrinking has scattered the positions, QMatrix.follow_positions
     (at a solve's start and after each shrinking round) has the kernel copy
-    its CSR rows in position order; the columns are then
-    the same, to the bit, as those of a QMatrix that reads the data in
-    sample order, and a warm-started solve reaches the same optimum.  A
-    QMatrix whose copy another QMatrix on the same kernel has replaced goes
-    back to the data."""
+    its CSR rows in position order.  The columns are then the same, to the
+    bit, as those of a QMatrix that reads the data in sample order, and a
+    warm-started solve reaches the same optimum.  A QMatrix whose copy
+    another QMatrix on the same kernel has replaced goes back to the data."""
     rng = np.random.default_rng(3)
     n = 3000
     X = check_X(sp.random(n, 40, density=0.15, format="csr", random_state=rng))
