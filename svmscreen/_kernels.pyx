@@ -51,23 +51,6 @@ cdef double kernel_from_dot(int kernel_type, double dot, double sq_a,
     return dot  # PRECOMPUTED: the "dot" is already the kernel value
 
 
-cdef inline double dense_dot(const double* u, const double* v,
-                             Py_ssize_t d) noexcept nogil:
-    # Four partial sums: lets the compiler keep four FMAs in flight.
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    cdef Py_ssize_t k = 0
-    while k + 4 <= d:
-        s0 += u[k] * v[k]
-        s1 += u[k + 1] * v[k + 1]
-        s2 += u[k + 2] * v[k + 2]
-        s3 += u[k + 3] * v[k + 3]
-        k += 4
-    while k < d:
-        s0 += u[k] * v[k]
-        k += 1
-    return (s0 + s1) + (s2 + s3)
-
-
 def kernel_code(name):
     """Integer code of a kernel name."""
     return KERNEL_NAMES.index(name)
@@ -195,8 +178,8 @@ cdef class Kernel:
         self.dots_to_kernel(a, rows, count, self.ord_sq_norms, out)
 
     cdef void csr_dots(self, Py_ssize_t a, const Py_ssize_t* rows, Py_ssize_t count,
-                              const int[::1] indptr, const int[::1] indices,
-                              const double[::1] data, double* out) noexcept nogil:
+                       const int[::1] indptr, const int[::1] indices,
+                       const double[::1] data, double* out) noexcept nogil:
         """out[k] = x_a'z_rows[k], z the CSR rows (indptr, indices, data).
         x_a is scattered once; each dot is then a gather over z's nonzeros,
         branch-free, instead of a merge-join per pair."""
@@ -214,8 +197,8 @@ cdef class Kernel:
             self.scatter[self.csr_indices[p]] = 0.0
 
     cdef void dots_to_kernel(self, Py_ssize_t a, const Py_ssize_t* rows,
-                                    Py_ssize_t count, const double[::1] sq_norms,
-                                    double* out) noexcept nogil:
+                             Py_ssize_t count, const double[::1] sq_norms,
+                             double* out) noexcept nogil:
         """out[k] = K from the dot x_a'z_rows[k] in out[k], ||z_r||^2 = sq_norms[r]."""
         cdef Py_ssize_t k
         if self.kernel_type == LINEAR:

@@ -30,6 +30,7 @@ import numpy as np
 from libc.math cimport ceil, floor, sqrt, fabs, fmax, fmin, INFINITY, NAN
 from libc.stdlib cimport malloc, free, qsort
 
+from svmscreen._kernels cimport dense_dot
 from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
                                 dome_bounds_loop)
 
@@ -919,13 +920,9 @@ cdef void _dense_transpose_times(const double[:, ::1] X, const double[::1] coef,
 cdef void _dense_times(const double[:, ::1] X, const double[::1] w,
                        double[::1] out) noexcept nogil:
     """out = X w for a dense X."""
-    cdef Py_ssize_t i, k, d = X.shape[1]
-    cdef double s
+    cdef Py_ssize_t i
     for i in range(X.shape[0]):
-        s = 0.0
-        for k in range(d):
-            s += X[i, k] * w[k]
-        out[i] = s
+        out[i] = dense_dot(&X[i, 0], &w[0], X.shape[1])
 
 
 def csr_transpose_times(const int[::1] indptr, const int[::1] indices,

@@ -22,5 +22,6 @@ cdef class QMatrix:
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil
     cdef void fill_column(self, Py_ssize_t i, Py_ssize_t start, Py_ssize_t stop,
                           double* out) noexcept nogil
+    cdef bint reads_copy(self) noexcept nogil
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef void swap_positions(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil

@@ -127,7 +127,7 @@ cdef class QMatrix:
         cdef Py_ssize_t k
         cdef double s_i = self.sign[i]
         self.kernel_evals += stop - start
-        if self.use_rows and self.kernel.order_version == self.rows_version:
+        if self.reads_copy():
             self.kernel.column_rows(self.perm[i], &self.row_at[start], stop - start, out)
         else:
             self.kernel.column(self.perm[i], &self.perm[start], stop - start, out)
@@ -137,6 +137,11 @@ cdef class QMatrix:
         else:
             for k in range(start, stop):
                 out[k - start] *= s_i * self.sign[k]
+
+    cdef inline bint reads_copy(self) noexcept nogil:
+        """Columns come from the kernel's ordered copy through ``row_at``:
+        it was made for these positions and no other QMatrix has replaced it."""
+        return self.use_rows and self.kernel.order_version == self.rows_version
 
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         self.cache.swap_index(i, j)
@@ -161,7 +166,7 @@ cdef class QMatrix:
         the kernel values had cost 11-13 ns each in path order, against 9
         in sample order.  Returns whether a copy was made."""
         cdef Py_ssize_t t, moved = 0
-        cdef bint current = self.use_rows and self.kernel.order_version == self.rows_version
+        cdef bint current = self.reads_copy()
         if self.n < ORDER_MIN_SAMPLES or not self.kernel.sparse:
             return False
         for t in range(self.n):
