@@ -1,23 +1,56 @@
 """Output files that appear whole or not at all."""
 import contextlib
+import errno
 import os
 import secrets
-from pathlib import Path
+import stat
 
 
 @contextlib.contextmanager
 def atomic_output(path):
     """Open ``path`` for binary writing through a temporary file in the same
     directory, renamed over ``path`` when the block ends without error: an
-    error leaves no partial file and keeps any existing one."""
-    path = Path(os.fsdecode(os.fspath(path)))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # O_EXCL: never clobber; mode 0o666 so the umask applies as for open().
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    error leaves no partial file and keeps any existing one.
+
+    Where ``fopen(path, "w")`` would do otherwise, so does this: a symbolic
+    link is written through (its target replaced, the link kept); a FIFO or a
+    device (``/dev/stdout``, ``/dev/null``) is opened and written directly;
+    an existing file in a directory where no temporary file can be made is
+    overwritten in place.  Errors are OSErrors that name ``path``.
+    """
+    name = os.fsdecode(os.fspath(path))
+    if not name:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+    try:
+        mode = os.stat(name).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(name, "wb") as handle:
+            yield handle
+        return
+    target = os.path.realpath(name)
+    directory, base = os.path.split(target)
+    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        # O_EXCL: never clobber; mode 0o666 so the umask applies as for open().
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except PermissionError:
+        if mode is None:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name) from None
+        fd = None                                 # a writable file in a locked directory
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, name) from None
+    if fd is None:
+        with open(target, "wb") as handle:
+            yield handle
+        return
     try:
         with open(fd, "wb") as handle:
             yield handle
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

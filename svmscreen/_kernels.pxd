@@ -38,6 +38,7 @@ cdef class Kernel:
     cdef readonly double coef0
     cdef readonly Py_ssize_t n_samples
     cdef readonly Py_ssize_t n_features
+    cdef readonly bint in_order            # dense dots summed in index order (LIBSVM's)
     cdef readonly bint sparse
     cdef object _keepalive
     cdef const double[:, ::1] dense        # dense rows, or the Gram matrix

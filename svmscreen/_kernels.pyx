@@ -51,6 +51,17 @@ cdef double kernel_from_dot(int kernel_type, double dot, double sq_a,
     return dot  # PRECOMPUTED: the "dot" is already the kernel value
 
 
+cdef inline double dense_dot_in_order(const double* u, const double* v,
+                                      Py_ssize_t d) noexcept nogil:
+    """u'v summed term by term in index order, as svm.cpp's dot over the
+    nonzeros (a zero term adds nothing): LIBSVM's rounding."""
+    cdef double s = 0.0
+    cdef Py_ssize_t k
+    for k in range(d):
+        s += u[k] * v[k]
+    return s
+
+
 def kernel_code(name):
     """Integer code of a kernel name."""
     return KERNEL_NAMES.index(name)
@@ -90,10 +101,17 @@ cdef class Kernel:
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}
     gamma, coef0 : float
     degree : int
+    in_order : bool, default=False
+        Sum dense dot products term by term in index order, as LIBSVM (and
+        as the CSR layout always does); by default in four partial sums,
+        which is faster but rounds differently.
     """
 
-    def __init__(self, X, str kernel, double gamma, double coef0, int degree):
-        self.kernel_type = kernel_code(kernel)
+    def __init__(self, X, kernel, double gamma, double coef0, int degree,
+                 bint in_order=False):
+        cdef Py_ssize_t i
+        self.kernel_type = kernel_code(str(kernel))    # numpy.str_ included
+        self.in_order = in_order
         self.gamma = gamma
         self.coef0 = coef0
         self.degree = degree
@@ -103,25 +121,40 @@ cdef class Kernel:
         self._keepalive = X
         if self.sparse:
             self.csr_data = X.data
-            self.csr_indices = X.indices
             self.csr_indptr = X.indptr
-            self.scatter = np.zeros(self.n_features, dtype=np.float64)
+            indices, width = X.indices, self.n_features
+            if width > 2 * X.nnz + 4096:
+                # Memory O(nnz), as LIBSVM's sparse vectors, not O(largest
+                # index): the scatter row gets a slot per column in use.
+                used = np.unique(indices)
+                indices = np.searchsorted(used, indices).astype(np.int32)
+                width = used.shape[0]
+                self._keepalive = (X, indices)
+            self.csr_indices = indices
+            self.scatter = np.zeros(width, dtype=np.float64)
         else:
             self.dense = X
-        if self.kernel_type == PRECOMPUTED:
-            self.sq_norms = np.zeros(self.n_samples, dtype=np.float64)
-        else:
-            norms = squared_row_norms(X)
+        self.sq_norms = np.zeros(self.n_samples, dtype=np.float64)
+        if self.kernel_type != PRECOMPUTED:
+            # ||x_i||^2 by the same dot product as the kernel values (svm.cpp's
+            # x_square), so that K(x_i, x_i) = exp(0) = 1 exactly for RBF: a
+            # norm summed in another order leaves ulps in ||x_i||^2 - x_i'x_i.
+            with nogil:
+                for i in range(self.n_samples):
+                    self.sq_norms[i] = self.dot(i, i)
+            norms = np.asarray(self.sq_norms)
             if not np.all(np.isfinite(norms)):
                 i = int(np.flatnonzero(~np.isfinite(norms))[0])
                 raise ValueError(f"X: the squared norm of row {i} overflows float64; "
                                  "scale X down")
-            self.sq_norms = norms
 
     cdef double dot(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         cdef Py_ssize_t p, q, p_end, q_end
         cdef double s = 0.0
         if not self.sparse:
+            if self.in_order:
+                return dense_dot_in_order(&self.dense[a, 0], &self.dense[b, 0],
+                                          self.n_features)
             return dense_dot(&self.dense[a, 0], &self.dense[b, 0], self.n_features)
         # Merge-join of two sorted index lists.
         p = self.csr_indptr[a]
@@ -160,8 +193,13 @@ cdef class Kernel:
             self.csr_dots(a, idx, count, self.csr_indptr, self.csr_indices, self.csr_data, out)
         else:
             row_a = &self.dense[a, 0]
-            for k in range(count):
-                out[k] = dense_dot(row_a, &self.dense[idx[k], 0], self.n_features)
+            if self.in_order:
+                for k in range(count):
+                    out[k] = dense_dot_in_order(row_a, &self.dense[idx[k], 0],
+                                                self.n_features)
+            else:
+                for k in range(count):
+                    out[k] = dense_dot(row_a, &self.dense[idx[k], 0], self.n_features)
         self.dots_to_kernel(a, idx, count, self.sq_norms, out)
 
     cdef void column_rows(self, Py_ssize_t a, const Py_ssize_t* rows,

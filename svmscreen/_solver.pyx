@@ -268,6 +268,7 @@ cdef class _SMO:
     cdef bint G_bar_valid             # G_bar is built (lazily after a warm start)
     cdef signed char[::1] status
     cdef bint has_equality, shrinking, unshrink
+    cdef bint libsvm_steps           # svm.cpp's pair step arithmetic (LIBSVM mode)
     cdef double eps
     cdef double violation
     cdef long long max_iter, n_iter
@@ -562,11 +563,14 @@ cdef class _SMO:
         cdef double* Q_j = self.Q.get_Q(j, self.active_size)
         cdef double old_i = self.alpha[i], old_j = self.alpha[j]
         cdef double old_bv_i = self.bound_value(i), old_bv_j = self.bound_value(j)
-        cdef double quad_coef, delta, t, low, high, sum_or_diff, magnitude
+        cdef double quad_coef, delta, t, low, high, magnitude
+        cdef double sum_or_diff = 0.0
         cdef double d_i, d_j
         cdef double* G
         cdef Py_ssize_t k
-        if self.y[i] != self.y[j]:
+        if self.libsvm_steps:
+            self.step_pair_libsvm(i, j, Q_i[j])
+        elif self.y[i] != self.y[j]:
             # a_i - a_j = diff stays fixed; both move by delta.
             quad_coef = self.Q.QD[i] + self.Q.QD[j] + 2.0 * Q_i[j]
             delta = (-self.G[i] - self.G[j]) / (quad_coef if quad_coef > 0 else TAU)
@@ -618,16 +622,17 @@ cdef class _SMO:
             else:
                 self.alpha[j] = t
                 self.alpha[i] = sum_or_diff - t
-        # Rounding in the derived variable must not leave its box, nor stop
-        # one float short of a bound (it would then count as free and alone
-        # decide rho).  Only rounding: a slack relative to the box width
-        # (1e-12 C, before) undid every step smaller than that, and on
-        # svmguide1 with a cubic kernel (Q_ii up to 9e14, steps of 1e-15 C)
-        # left alpha at 0 through all 10M iterations.
-        # (alpha_j is t or a bound, alpha_i is sum_or_diff -/+ alpha_j)
-        magnitude = fabs(sum_or_diff) + fabs(self.alpha[j])
-        self.snap_to_box(i, magnitude)
-        self.snap_to_box(j, magnitude)
+        if not self.libsvm_steps:
+            # Rounding in the derived variable must not leave its box, nor
+            # stop one float short of a bound (it would then count as free
+            # and alone decide rho).  Only rounding: a slack relative to the
+            # box width (1e-12 C, before) undid every step smaller than that,
+            # and on svmguide1 with a cubic kernel (Q_ii up to 9e14, steps of
+            # 1e-15 C) left alpha at 0 through all 10M iterations.
+            # (alpha_j is t or a bound, alpha_i is sum_or_diff -/+ alpha_j)
+            magnitude = fabs(sum_or_diff) + fabs(self.alpha[j])
+            self.snap_to_box(i, magnitude)
+            self.snap_to_box(j, magnitude)
 
         d_i = self.alpha[i] - old_i
         d_j = self.alpha[j] - old_j
@@ -639,6 +644,59 @@ cdef class _SMO:
         self.update_G_bar(i, old_bv_i)
         self.update_G_bar(j, old_bv_j)
         return 0
+
+    cdef void step_pair_libsvm(self, Py_ssize_t i, Py_ssize_t j, double Q_ij) noexcept nogil:
+        """The pair step of svm.cpp's Solver::Solve, operation for operation
+        (boxes [0, C_i]; Q_ij = y_i y_j K_ij as cached), so that LIBSVM mode
+        takes LIBSVM's iterations: ``step_pair``'s own form rounds
+        differently (a_i from a_j and the invariant, snapped to its box),
+        which is enough to change later working sets."""
+        cdef double C_i = self.hi[i], C_j = self.hi[j]
+        cdef double quad_coef, delta, diff, total
+        if self.y[i] != self.y[j]:
+            quad_coef = self.Q.QD[i] + self.Q.QD[j] + 2 * Q_ij
+            if quad_coef <= 0:
+                quad_coef = TAU
+            delta = (-self.G[i] - self.G[j]) / quad_coef
+            diff = self.alpha[i] - self.alpha[j]
+            self.alpha[i] += delta
+            self.alpha[j] += delta
+            if diff > 0:
+                if self.alpha[j] < 0:
+                    self.alpha[j] = 0
+                    self.alpha[i] = diff
+            elif self.alpha[i] < 0:
+                self.alpha[i] = 0
+                self.alpha[j] = -diff
+            if diff > C_i - C_j:
+                if self.alpha[i] > C_i:
+                    self.alpha[i] = C_i
+                    self.alpha[j] = C_i - diff
+            elif self.alpha[j] > C_j:
+                self.alpha[j] = C_j
+                self.alpha[i] = C_j + diff
+        else:
+            quad_coef = self.Q.QD[i] + self.Q.QD[j] - 2 * Q_ij
+            if quad_coef <= 0:
+                quad_coef = TAU
+            delta = (self.G[i] - self.G[j]) / quad_coef
+            total = self.alpha[i] + self.alpha[j]
+            self.alpha[i] -= delta
+            self.alpha[j] += delta
+            if total > C_i:
+                if self.alpha[i] > C_i:
+                    self.alpha[i] = C_i
+                    self.alpha[j] = total - C_i
+            elif self.alpha[j] < 0:
+                self.alpha[j] = 0
+                self.alpha[i] = total
+            if total > C_j:
+                if self.alpha[j] > C_j:
+                    self.alpha[j] = C_j
+                    self.alpha[i] = total - C_j
+            elif self.alpha[i] < 0:
+                self.alpha[i] = 0
+                self.alpha[j] = total
 
     cdef inline void snap_to_box(self, Py_ssize_t i, double magnitude) noexcept nogil:
         """a_i to the bound it is within rounding of (a few ulps of
@@ -1108,6 +1166,9 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.lo = np.array(lo, dtype=np.float64)[order]
     s.hi = np.array(hi, dtype=np.float64)[order]
     s.alpha = np.array(alpha0, dtype=np.float64)[order]
+    # LIBSVM mode (Q rounded as LIBSVM's cache): also its step arithmetic,
+    # which assumes C-SVC's boxes [0, C_i] and the equality.
+    s.libsvm_steps = Q.round_float32 and y is not None and not np.any(s.lo)
     s.y = (np.ones(n) if y is None else np.asarray(y, dtype=np.float64))[order]
     s.G = np.empty(n) if grad0 is None else np.array(grad0, dtype=np.float64)[order]
     s.G_bar = np.zeros(n)

@@ -149,12 +149,14 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
         A feasible warm start (0 <= alpha0_i <= C_i, and sum_i s_i alpha0_i = 0
         with an intercept, s_i = +1 for classes_[1]).
     q_rounding : {None, "float32"}, default=None
-        "float32" rounds each entry of Q = s s' * K to float32 as LIBSVM's
-        kernel cache stores it, so that the solver takes LIBSVM's iterations
-        and returns LIBSVM's solution (not only one within ``tol`` of it),
-        also where round-off decides the outcome, e.g. a solve that ends at
-        ``max_iter`` (docs/madelon_linear.md).  The problem solved is then
-        Q's rounding, off by up to 6e-8 relative per entry.
+        "float32" is LIBSVM's arithmetic: each entry of Q = s s' * K rounded
+        to float32 as LIBSVM's kernel cache stores it, dot products summed in
+        index order and svm.cpp's pair step, so that the solver takes
+        LIBSVM's iterations and returns LIBSVM's solution (not only one
+        within ``tol`` of it), also where round-off decides the outcome,
+        e.g. a solve that ends at ``max_iter`` (docs/madelon_linear.md).
+        The problem solved is then Q's rounding, off by up to 6e-8 relative
+        per entry.
 
     Returns
     -------
@@ -181,7 +183,8 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
         if fit_intercept and abs(np.dot(signs, alpha0)) > 1e-10 * max(1.0, hi.sum()):
             raise ValueError("alpha0 must satisfy sum_i y_i alpha0_i = 0 when fit_intercept=True")
 
-    kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree)
+    kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree,
+                        in_order=q_rounding == "float32")
     Q = QMatrix(kernel_obj, signs, cache_size, round_float32=q_rounding == "float32")
     p = -np.ones(n)
     equality = signs if fit_intercept else None

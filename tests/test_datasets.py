@@ -473,6 +473,40 @@ def test_dump_failure_leaves_no_partial_file(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt.gz"]
 
 
+def test_output_files_write_through_links_and_fifos_as_fopen(tmp_path):
+    """atomic_output replaces a regular file whole, but writes through a
+    symbolic link (the link stays, its target changes) and into a FIFO
+    (LIBSVM scripts pass /dev/stdout or /dev/null as output files); a
+    directory or an empty name is an OSError naming the path."""
+    import threading
+    from svmscreen._files import atomic_output
+    target = tmp_path / "target.txt"
+    target.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    with atomic_output(link) as handle:
+        handle.write(b"new")
+    assert link.is_symlink() and target.read_text() == "new"
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    with atomic_output(fifo) as handle:
+        handle.write(b"through the pipe")
+    reader.join(timeout=10)
+    assert received == [b"through the pipe"] and fifo.is_fifo()
+
+    for bad, exc in [(tmp_path, IsADirectoryError), ("", FileNotFoundError),
+                     (tmp_path / "missing" / "out.txt", FileNotFoundError)]:
+        with pytest.raises(exc) as info:
+            with atomic_output(bad) as handle:
+                handle.write(b"x")
+        assert info.value.filename == os.fspath(bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.txt", "target.txt"]
+
+
 def test_dump_rejects_text_files(tmp_path):
     with open(tmp_path / "t.txt", "w") as fh, pytest.raises(TypeError, match="binary"):
         dump_svmlight_file(np.ones((1, 1)), [1], fh)

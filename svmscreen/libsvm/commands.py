@@ -102,6 +102,10 @@ def _run(body, argv):
     except _Exit as stop:
         sys.stdout.flush()
         return stop.status
+    except MemoryError:
+        sys.stdout.flush()
+        sys.stderr.write("can't allocate enough memory\n")
+        return 1
     sys.stdout.flush()
     return 0
 
@@ -364,7 +368,7 @@ def _scale(argv):
         _usage(SCALE_USAGE)
     if not upper > lower or (y_scaling and not y_upper > y_lower):
         _fail("inconsistent lower/upper specification")
-    if restore_filename and save_filename:
+    if restore_filename is not None and save_filename is not None:
         _fail("cannot use -r and -s simultaneously")
     if len(argv) != i + 1:
         _usage(SCALE_USAGE)
@@ -381,7 +385,7 @@ def _scale(argv):
                          "from 1\n")
 
     restored = None
-    if restore_filename:
+    if restore_filename is not None:
         restored = _read_restore(restore_filename)
     max_index = max(data_max_index, max(restored[2]) if restored and restored[2] else 0, 0)
 
@@ -409,24 +413,23 @@ def _scale(argv):
             y_scaling = True
         if x_limits is not None:
             lower, upper = x_limits
-            next_index = 1
-            for index in sorted(features):
-                for missing in range(next_index, min(index, width)):
-                    if feature_min[missing] != feature_max[missing]:
-                        sys.stderr.write(
-                            "WARNING: feature index %d appeared in file %s was not seen in "
-                            "the scaling factor file %s.\n" % (missing, data_file,
-                                                                restore_filename))
+            # svm-scale.c: a feature that varies in the data but is absent from
+            # the restore file is warned about and scaled to 0 (its range set
+            # to [0, 0], so that it is skipped as a constant feature).
+            in_file = np.zeros(width, dtype=bool)
+            for index, (f_min, f_max) in features.items():
                 if 0 <= index < width:
-                    feature_min[index], feature_max[index] = features[index]
-                next_index = index + 1
-            for missing in range(next_index, width):
-                if feature_min[missing] != feature_max[missing]:
-                    sys.stderr.write(
-                        "WARNING: feature index %d appeared in file %s was not seen in the "
-                        "scaling factor file %s.\n" % (missing, data_file, restore_filename))
+                    feature_min[index], feature_max[index] = f_min, f_max
+                    in_file[index] = True
+            in_file[0] = True
+            for missing in np.flatnonzero(~in_file & (feature_min != feature_max)):
+                sys.stderr.write(
+                    "WARNING: feature index %d appeared in file %s was not seen in the "
+                    "scaling factor file %s. The feature is scaled to 0.\n"
+                    % (missing, data_file, restore_filename))
+                feature_min[missing] = feature_max[missing] = 0.0
 
-    if save_filename:
+    if save_filename is not None:
         text = []
         if y_scaling:
             text.append("y\n%.17g %.17g\n%.17g %.17g\n" % (y_lower, y_upper, y_min, y_max))

@@ -165,9 +165,11 @@ def solve_pair(rows, idx, sign, Cp, Cn, param, info):
     labels ``sign`` (+1/-1), bounds Cp/Cn.  Returns (y_i alpha_i, rho) and
     prints LIBSVM's messages."""
     n = idx.shape[0]
-    kernel = Kernel(rows.take(idx), rows.kernel, rows.gamma, rows.coef0, rows.degree)
-    # LIBSVM's arithmetic (its cache rounds Q to float), so that a script
-    # gets LIBSVM's iterations and model, not one within eps of it.
+    # LIBSVM's arithmetic (dot products summed in index order, Q rounded to
+    # float as its cache does, svm.cpp's pair step), so that a script gets
+    # LIBSVM's iterations and model, not one within eps of it.
+    kernel = Kernel(rows.take(idx), rows.kernel, rows.gamma, rows.coef0, rows.degree,
+                    in_order=True)
     Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True)
     hi = np.where(sign > 0, Cp, Cn)
     result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n), y=sign, tol=float(param.eps),

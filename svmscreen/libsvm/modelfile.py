@@ -78,7 +78,9 @@ def format_model(model):
         out.append(_numbers("nr_sv", np.asarray(model.nSV)[:k], "%d"))
     out.append("SV\n")
     coef_format = "%.17g " * max(k - 1, 0)
-    coef_rows = np.asarray(model.sv_coef, dtype=np.float64).reshape(max(k - 1, 0), -1).T.tolist()
+    # sv_coef is (k - 1) x l; one class (k = 1, l = 0) has no rows to write
+    coef_rows = np.asarray(model.sv_coef, dtype=np.float64).reshape(
+        max(k - 1, 0), int(model.l)).T.tolist()
     SV = model.SV
     indptr = SV.indptr
     if kernel_type == PRECOMPUTED:

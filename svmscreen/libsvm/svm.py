@@ -447,8 +447,11 @@ class svm_model:
         return 0.0
 
     def get_labels(self):
+        """The class labels; nr_class zeros for a model without labels
+        (one-class and regression), as LIBSVM's svm_get_labels leaves its
+        output."""
         if self.label is None:
-            return []
+            return [0] * int(self.nr_class)
         return [int(v) for v in self.label]
 
     def get_sv_indices(self):
