@@ -1607,19 +1607,23 @@ cdef class TwoBallPathStep(_PathStep):
 
 
 cdef double _box_ratio(const double[::1] hi, const double[::1] hi_ref) noexcept nogil:
-    """q with hi = q hi_ref, both positive and finite, within 1e-12 q (the
-    rules need proportional boxes: the theta-box [0, hi/C] is then C-free,
-    bias_screening.md sec. 2.5); NAN if not."""
+    """q with hi = q hi_ref, both finite, positive or both 0 (a sample of
+    weight 0, fixed at 0), within 1e-12 q (the rules need proportional
+    boxes: the theta-box [0, hi/C] is then C-free, bias_screening.md sec.
+    2.5); NAN if not, or if every box is 0."""
     cdef Py_ssize_t i, n = hi.shape[0]
-    cdef double q
-    if n == 0 or hi_ref.shape[0] != n:
+    cdef double q = NAN
+    if hi_ref.shape[0] != n:
         return NAN
-    q = hi[0] / hi_ref[0]
     for i in range(n):
+        if hi[i] == 0.0 and hi_ref[i] == 0.0:
+            continue
         if not (hi[i] > 0.0 and hi[i] < INFINITY and hi_ref[i] > 0.0
                 and hi_ref[i] < INFINITY):
             return NAN
-        if fabs(hi[i] / hi_ref[i] - q) > 1e-12 * q:
+        if q != q:
+            q = hi[i] / hi_ref[i]
+        elif fabs(hi[i] / hi_ref[i] - q) > 1e-12 * q:
             return NAN
     return q if q > 0.0 else NAN
 

@@ -14,6 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+INT_MAX = 2 ** 31 - 1           # the Cython core's int (degree) and long long (max_iter)
+INT64_MAX = 2 ** 63 - 1
 
 
 class ConvergenceWarning(UserWarning):
@@ -157,7 +159,11 @@ def resolve_gamma(gamma, X, kernel):
         return 1.0 / n_features
     if gamma == "scale":
         if sp.issparse(X):
-            var = X.multiply(X).mean() - X.mean() ** 2
+            # centred sums (E[x^2] - E[x]^2 cancels when the values share an
+            # offset): nonzeros, then the implicit zeros' (0 - mean)^2 each
+            size = X.shape[0] * X.shape[1]
+            mean = X.sum() / size
+            var = (np.sum((X.data - mean) ** 2) + (size - X.nnz) * mean ** 2) / size
         else:
             var = X.var()
         return 1.0 / (n_features * var) if var > 0 else 1.0
@@ -172,15 +178,18 @@ def check_parameters(*, C, kernel, degree, coef0, tol, cache_size, max_iter):
     if not isinstance(kernel, str) or kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     C = _positive("C", C)
-    if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 0:
-        raise ValueError(f"degree must be a non-negative integer, got {degree!r}")
+    if (isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 0
+            or degree > INT_MAX):
+        raise ValueError(f"degree must be an integer in [0, {INT_MAX}], got {degree!r}")
     if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real) or not np.isfinite(coef0):
         raise TypeError(f"coef0 must be a finite real number, got {coef0!r}")
     tol = _positive("tol", tol)
     cache_size = _positive("cache_size", cache_size)
     if max_iter is not None:
-        if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter <= 0:
-            raise ValueError(f"max_iter must be a positive integer or None, got {max_iter!r}")
+        if (isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral)
+                or not 0 < max_iter <= INT64_MAX):
+            raise ValueError(f"max_iter must be a positive integer (at most {INT64_MAX}) or "
+                             f"None, got {max_iter!r}")
         max_iter = int(max_iter)
     return C, int(degree), float(coef0), tol, cache_size, max_iter
 

@@ -33,6 +33,15 @@ def add_kernel_options(parser):
     parser.add_argument("--no-shrinking", action="store_true")
 
 
+def _folds(text):
+    """--cv: 0 (none) or at least 2 folds."""
+    folds = int(text)
+    if folds != 0 and folds < 2:
+        raise argparse.ArgumentTypeError(f"needs 0 (no cross-validation) or at least 2 "
+                                         f"folds, got {folds}")
+    return folds
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="svmscreen", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -44,7 +53,7 @@ def build_parser():
     path.add_argument("--n-C", type=int, default=50)
     path.add_argument("--grid", choices=["log", "epsilon"], default="log")
     path.add_argument("--epsilon", type=float, default=1e-3)
-    path.add_argument("--cv", type=int, default=5, help="folds (0: no cross-validation)")
+    path.add_argument("--cv", type=_folds, default=5, help="folds (0: no cross-validation)")
     path.add_argument("--screening", default="dvi", choices=list(SCREENING_RULES) + ["none"])
     path.add_argument("--n-jobs", type=int, default=None)
     path.add_argument("--compare", action="store_true",
@@ -55,7 +64,7 @@ def build_parser():
     fit.add_argument("--test", help="LIBSVM-format file to report test accuracy on")
     add_kernel_options(fit)
     fit.add_argument("-C", type=float, default=1.0)
-    fit.add_argument("--cv", type=int, default=5, help="folds for CV accuracy (0: none)")
+    fit.add_argument("--cv", type=_folds, default=5, help="folds for CV accuracy (0: none)")
     return parser
 
 
@@ -129,7 +138,7 @@ def main(argv=None, out=sys.stdout):
             return run_fit(args, out)
         if args.command == "path":
             return run_path(args, out)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except (ValueError, TypeError, OSError) as exc:
         print(f"svmscreen: error: {exc}", file=sys.stderr)
         return 2
     return 1

@@ -49,7 +49,16 @@ def check_C_range(C_range):
 
 
 def check_C_grid(C):
-    grid = np.asarray(C, dtype=np.float64).ravel()
+    """C as a 1-d float grid, checked: finite, positive, strictly increasing."""
+    if isinstance(C, (str, bytes, dict)) or np.iscomplexobj(C):
+        raise TypeError(f"C must be a number or a 1-d sequence of numbers, got {C!r}")
+    try:
+        grid = np.asarray(C, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"C must be a number or a 1-d sequence of numbers, got {C!r}") from None
+    if grid.ndim > 1:
+        raise ValueError(f"C must be a number or a 1-d grid, got shape {grid.shape}")
+    grid = grid.ravel()
     if grid.size == 0:
         raise ValueError("C is an empty grid")
     if not np.all(np.isfinite(grid)) or np.any(grid <= 0):
@@ -295,8 +304,12 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         rule_seconds = 0.0
         n_screened_zero = n_screened_bound = 0
         if hard_margin:
+            # alpha stays optimal, but its gap grows with the box: tol-level
+            # margin violations are weighted by C
+            gap = duality_gap(alpha, grad, p, lo, hi, y)
             row = dict(rows[-1], C=C, n_iter=0, rule_seconds=0.0, solve_seconds=0.0,
-                       screened_zero=0, screened_bound=0, put_back=0)
+                       screened_zero=0, screened_bound=0, put_back=0,
+                       duality_gap=gap.gap)
             rows.append(row)
             if alphas is not None:
                 alphas.append(alpha)
@@ -501,6 +514,22 @@ class _DomeStep:
         return self.step(alpha_ref, grad_ref, hi_ref, hi)
 
 
+def screening_applies(problem, rule):
+    """False, with a warning, when the kernel need not be positive
+    semi-definite: sigmoid, and polynomial with coef0 < 0.  The rules bound
+    w* in the kernel's feature space (a concave dual); on such a kernel they
+    would screen against a non-convex problem, and the screened solve could
+    end at another stationary point.  (A precomputed kernel is taken to be
+    PSD, as its docstring asks.)"""
+    kernel, coef0 = problem.kernel_params["kernel"], problem.kernel_params["coef0"]
+    if kernel == "sigmoid" or (kernel == "poly" and coef0 < 0):
+        warnings.warn(f"screening={rule!r} needs a positive semi-definite kernel, which "
+                      f"kernel={kernel!r} with coef0={coef0:g} need not be: solving "
+                      "without screening", UserWarning, stacklevel=4)
+        return False
+    return True
+
+
 def make_screening(rule, problem, fit_intercept):
     """The screening step of the path for ``rule`` (None: no screening):
     ``step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None) -> (zero, bound)``
@@ -509,6 +538,8 @@ def make_screening(rule, problem, fit_intercept):
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
+    if not screening_applies(problem, rule):
+        return None
     from svmscreen.screening import ScreeningData
     data = ScreeningData(problem.X, problem.signs, fit_intercept=fit_intercept,
                          qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
@@ -560,7 +591,8 @@ def _progress_printer(verbose, total, label):
 def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options):
     """Accuracy on the held-out part of each C of a path on the training part."""
     from svmscreen._kernels import cross_kernel
-    X_train = X[train]
+    # a precomputed fold trains on its square block K[train, train]
+    X_train = X[np.ix_(train, train)] if params["kernel"] == "precomputed" else X[train]
     problem = _Problem(X_train, signs[train], hi_unit[train], **params)
     screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
     rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,

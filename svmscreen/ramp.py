@@ -27,7 +27,7 @@ from svmscreen._validation import (ConvergenceWarning, binary_signs, check_label
                                    class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_at
-from svmscreen.path import (_Problem, check_C_grid, make_screening,
+from svmscreen.path import (_Problem, check_C_grid, make_screening, screening_applies,
                             repair_equality, run_path)
 from svmscreen.reduced import solve_reduced
 from svmscreen.screening import gap_rule_allowances
@@ -229,6 +229,12 @@ def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace):
         n_features=X.shape[1])
 
 
+def _check_max_outer(max_outer):
+    if isinstance(max_outer, bool) or not isinstance(max_outer, (int, np.integer)) \
+            or max_outer < 1:
+        raise ValueError(f"max_outer must be a positive integer, got {max_outer!r}")
+
+
 def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degree=3,
                class_weight=None, screening="safe", tol=1e-3, shrinking=True,
                cache_size=100.0, max_iter=None, max_outer=50):
@@ -254,12 +260,12 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     RampResult
     """
     s = _check_s(s)
-    if isinstance(max_outer, bool) or not isinstance(max_outer, (int, np.integer)) \
-            or max_outer < 1:
-        raise ValueError(f"max_outer must be a positive integer, got {max_outer!r}")
+    _check_max_outer(max_outer)
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
         X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
-    C = check_C_grid([C])[0]
+    if isinstance(C, bool) or not np.ndim(C) == 0:
+        raise TypeError(f"C must be one number (train_ramp_path takes a grid), got {C!r}")
+    C = check_C_grid(C)[0]
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_ramp_screening(screening, problem)
     beta, mu, intercept, trace, converged = cccp(
@@ -285,6 +291,7 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     list of RampResult, one per C.
     """
     s = _check_s(s)
+    _check_max_outer(max_outer)
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
         X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
     grid = check_C_grid(C)
@@ -335,4 +342,6 @@ def make_ramp_screening(screening, problem):
         return None
     if screening != "safe":
         raise ValueError(f"screening must be 'safe' or None, got {screening!r}")
+    if not screening_applies(problem, screening):
+        return None
     return _RampScreening(problem)

@@ -73,6 +73,24 @@ def test_hard_margin_stops_solving():
         assert path.objective[t] == pytest.approx(model.objective_, rel=1e-6)
 
 
+def test_rows_after_the_hard_margin_report_their_own_gap():
+    # The reused solution's gap grows with C (tol-level margin violations
+    # weigh C each): each row reports the gap at its own C.
+    X, y = load_dataset("breast-cancer_scale")
+    path = train_path(X, y, C=np.geomspace(1.0, 1e6, 8), gamma=0.5, screening=None)
+    reused = np.flatnonzero(path.n_iter == 0)
+    assert reused.size >= 2
+    sign = np.where(y == path.classes_[1], 1.0, -1.0)
+    from svmscreen._kernels import Kernel, compute_layout
+    K = Kernel(compute_layout(X), "rbf", 0.5, 0.0, 3).rows(np.arange(X.shape[0]))
+    for t in reused:
+        alpha = path.alphas[t]
+        grad = sign * (K @ (sign * alpha)) - 1.0
+        gap = svmscreen.duality_gap(alpha, grad, -np.ones(len(y)), 0.0, path.C[t], sign)
+        assert path.duality_gap[t] == pytest.approx(gap.gap, rel=1e-6)
+    assert path.duality_gap[reused[-1]] > 10 * path.duality_gap[reused[0]]
+
+
 def test_epsilon_grid_is_epsilon_accurate():
     # Paper 000 App. D, eq. (35): for every C between two steps, the previous
     # solution scaled by C / C_prev is within epsilon (relative) of the
@@ -114,6 +132,49 @@ def test_cross_validation_and_best_model():
     np.testing.assert_array_equal(again.cv_accuracy, path.cv_accuracy)
 
 
+@pytest.mark.parametrize("rule", SCREENING_RULES)
+def test_samples_of_weight_zero_keep_screening_safe(rule):
+    # hi_i = 0 for them: the rules' boxes stay proportional (0 = q 0)
+    X, y = load_dataset("heart_scale")
+    weight = np.random.default_rng(1).uniform(0.2, 3.0, len(y))
+    weight[::7] = 0.0
+    base = train_path(X, y, n_C=12, sample_weight=weight, screening=None, tol=1e-6)
+    path = train_path(X, y, n_C=12, sample_weight=weight, screening=rule, tol=1e-6)
+    np.testing.assert_allclose(path.objective, base.objective, rtol=1e-6)
+    assert np.all(path.put_back == 0)
+    if rule == "dvi":
+        assert np.sum(path.screened_zero + path.screened_bound) > 0
+
+
+@pytest.mark.parametrize("kernel, coef0", [("sigmoid", -1.0), ("poly", -1.0)])
+def test_kernels_that_need_not_be_psd_are_solved_without_screening(kernel, coef0):
+    # The rules assume a concave dual; on these kernels a screened path ended
+    # at other stationary points (poly, coef0 = -1: objectives 0.1-0.8% apart).
+    X, y = load_dataset("heart_scale")
+    options = dict(C=[1.0, 2.0, 4.0], kernel=kernel, coef0=coef0, gamma=0.1, tol=1e-6)
+    base = train_path(X, y, screening=None, **options)
+    with pytest.warns(UserWarning, match="positive semi-definite"):
+        path = train_path(X, y, screening="dvi", **options)
+    np.testing.assert_array_equal(path.objective, base.objective)
+    assert np.all(path.screened_zero + path.screened_bound == 0)
+    with pytest.warns(UserWarning, match="positive semi-definite"):
+        ramp = svmscreen.train_ramp(X, y, C=1.0, kernel=kernel, coef0=coef0, gamma=0.1)
+    plain = svmscreen.train_ramp(X, y, C=1.0, kernel=kernel, coef0=coef0, gamma=0.1,
+                                 screening=None)
+    np.testing.assert_array_equal(ramp.objective, plain.objective)
+
+
+def test_precomputed_kernel_cross_validates_as_its_kernel():
+    # a fold of a precomputed kernel trains on K[train, train]
+    X, y = load_dataset("heart_scale")
+    X = X.toarray()
+    linear = train_path(X, y, n_C=5, C_range=(1e-2, 10.0), kernel="linear", cv=3, tol=1e-6)
+    gram = train_path(X @ X.T, y, n_C=5, C_range=(1e-2, 10.0), kernel="precomputed", cv=3,
+                      tol=1e-6)
+    np.testing.assert_allclose(gram.cv_accuracy, linear.cv_accuracy, atol=1e-12)
+    np.testing.assert_allclose(gram.objective, linear.objective, rtol=1e-6)
+
+
 def test_parallel_folds_and_gamma_list_agree_with_serial():
     pytest.importorskip("joblib")
     X, y = load_dataset("heart_scale")
@@ -151,6 +212,9 @@ def test_inputs_not_modified():
     (dict(C=[0.0, 1.0]), ValueError, "> 0"),
     (dict(C=[]), ValueError, "empty"),
     (dict(C=[1.0, np.nan]), ValueError, "finite"),
+    (dict(C=[[1.0, 2.0], [3.0, 4.0]]), ValueError, "1-d grid"),
+    (dict(C="1.0"), TypeError, "C must be a number"),
+    (dict(C=[1.0 + 1.0j]), TypeError, "C must be a number"),
     (dict(n_C=0), ValueError, "n_C"),
     (dict(C_range=(10.0, 1.0)), ValueError, "C_range"),
     (dict(C_range=(0.0, 1.0)), ValueError, "C_range"),
@@ -178,6 +242,13 @@ def test_command_line_path(capsys):
     out = capsys.readouterr().out
     assert "best C =" in out and "without screening" in out
     assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) >= 5
+    # a directory is an OSError with a message, not a traceback
+    assert main(["path", "data", "--n-C", "3"]) == 2
+    assert "svmscreen: error:" in capsys.readouterr().err
+    for folds in ["1", "-2"]:
+        with pytest.raises(SystemExit):
+            main(["path", "data/heart_scale.xz", "--cv", folds])
+        assert "at least 2 folds" in capsys.readouterr().err
 
 
 # --------------------------------------------- screening on and off (issue 4)

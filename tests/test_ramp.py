@@ -123,11 +123,20 @@ def test_no_free_support_vector():
     (dict(C=-1.0), ValueError, "> 0"),
     (dict(max_outer=0), ValueError, "max_outer"),
     (dict(screening="always"), ValueError, "screening"),
+    (dict(C=[5.0, 100.0]), TypeError, "one number"),
+    (dict(C=True), TypeError, "one number"),
 ])
 def test_bad_input(kwargs, error, match):
     X, y = noisy_blobs(20, 0.1, seed=0)
     with pytest.raises(error, match=match):
         svmscreen.train_ramp(X, y, **kwargs)
+
+
+@pytest.mark.parametrize("max_outer", [0, -1, 1.5, None])
+def test_ramp_path_checks_max_outer(max_outer):
+    X, y = noisy_blobs(20, 0.1, seed=0)
+    with pytest.raises(ValueError, match="max_outer"):
+        svmscreen.train_ramp_path(X, y, C=[1.0, 2.0], max_outer=max_outer)
 
 
 def test_single_class_is_an_error():

@@ -90,6 +90,8 @@ ERRORS = [
     ("degree-negative", X0, Y0, {"kernel": "poly", "degree": -1}, ValueError, "degree"),
     ("degree-float", X0, Y0, {"kernel": "poly", "degree": 2.5}, ValueError, "degree"),
     ("max-iter-zero", X0, Y0, {"max_iter": 0}, ValueError, "max_iter"),
+    ("max-iter-huge", X0, Y0, {"max_iter": 2 ** 63}, ValueError, "max_iter"),
+    ("degree-huge", X0, Y0, {"kernel": "poly", "degree": 2 ** 31}, ValueError, "degree"),
     ("coef0-nan", X0, Y0, {"kernel": "poly", "coef0": float("nan")}, (ValueError, TypeError),
      "coef0"),
     ("class-weight-list", X0, Y0, {"class_weight": [1.0, 2.0]}, TypeError, "class_weight"),
@@ -286,6 +288,14 @@ def test_gamma_scale_and_auto_resolve_alike_for_dense_and_csr():
         for Xl in (dense, X):
             model = fit_binary(Xl, y, kernel="rbf", gamma=gamma)
             assert model.gamma == pytest.approx(expected, rel=1e-12)
+    # values sharing a large offset: the sparse variance is summed centred
+    offset = 1e6 + np.random.default_rng(0).normal(size=(40, 3))
+    labels = np.r_[np.ones(20), -np.ones(20)]
+    expected = 1.0 / (3 * offset.var())
+    for Xl in (offset, sp.csr_matrix(offset)):
+        assert fit_binary(Xl, labels, gamma="scale").gamma == pytest.approx(expected, rel=1e-9)
+    # a numpy string names the kernel as a str does
+    assert fit_binary(X, y, kernel=np.str_("linear")).n_support_ > 0
 
 
 @pytest.mark.parametrize("kernel, scale, params", [
