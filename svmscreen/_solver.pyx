@@ -1209,6 +1209,11 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     grad = np.empty(n)
     grad[order] = np.asarray(s.G)
     objective = 0.5 * float(np.dot(alpha, grad + np.asarray(p, dtype=np.float64)))
+    if not np.all(np.isfinite(grad)):
+        # the diagonal was checked; an entry off it overflowed (poly with
+        # coef0 < 0 can exceed every K_ii)
+        raise ValueError("kernel values overflow: some K(x_i, x_j) is not finite; "
+                         "scale X down or lower gamma/degree/coef0")
     rho = s.calculate_rho(s.l) if s.has_equality else None
     result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
                          float(s.violation))

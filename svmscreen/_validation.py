@@ -44,10 +44,12 @@ def check_X(X, name="X", precomputed=False):
     if sp.issparse(X):
         if precomputed:
             raise TypeError(f"{name}: a precomputed kernel must be a dense array")
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
         X = sp.csr_matrix(X)   # a new object; the data may still be shared
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"{name} is empty: shape {X.shape}")
         check_csr_indices(X, name)
         data = np.asarray(X.data, dtype=np.float64)
@@ -109,10 +111,13 @@ def check_labels(y, n_samples, name="y"):
         raise ValueError(f"{name} has {y.shape[0]} labels but X has {n_samples} samples")
     if y.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold numbers, got dtype {y.dtype}")
-    y = np.array(y, dtype=np.float64)
-    if not np.all(np.isfinite(y)):
+    labels = np.array(y, dtype=np.float64)
+    if not np.all(np.isfinite(labels)):
         raise ValueError(f"{name} contains NaN or infinity")
-    return y
+    if y.dtype.kind in "iu" and np.unique(labels).size != np.unique(y).size:
+        raise ValueError(f"{name}: distinct integer labels are equal as float64 "
+                         "(beyond 2**53); relabel them")
+    return labels
 
 
 def check_vector(value, n, name):
@@ -154,6 +159,9 @@ def resolve_gamma(gamma, X, kernel):
         if gamma is None or gamma in ("scale", "auto"):
             return 0.0
         return _positive("gamma", gamma, allow_zero=True)
+    if isinstance(gamma, np.ndarray) and gamma.ndim > 0:
+        raise TypeError(f"gamma must be one number, 'scale' or 'auto', got an array of shape "
+                        f"{gamma.shape}")
     n_features = X.shape[1]
     if gamma is None or gamma == "auto":
         return 1.0 / n_features
@@ -206,13 +214,30 @@ def class_bounds(signs, classes, C, class_weight, sample_weight):
             if match.size == 0:
                 raise ValueError(f"class_weight names label {label!r}, which is not in y "
                                  f"(labels: {classes.tolist()})")
-            hi[signs == (1.0 if match[0] == 1 else -1.0)] *= weight
+            with np.errstate(over="ignore"):     # checked below
+                hi[signs == (1.0 if match[0] == 1 else -1.0)] *= weight
     if sample_weight is not None:
         sw = check_vector(sample_weight, signs.size, "sample_weight")
         if np.any(sw < 0):
             raise ValueError("sample_weight must be finite and >= 0, got a negative value")
-        hi = hi * sw
+        with np.errstate(over="ignore"):
+            hi = hi * sw
+    if not np.all(np.isfinite(hi)):
+        raise ValueError("C times class_weight and sample_weight overflows float64 for "
+                         "some samples; use smaller values")
+    if not np.any(hi > 0):
+        raise ValueError("C times class_weight and sample_weight is 0 for every sample "
+                         "(underflow or all weights 0): nothing to train")
     return hi
+
+
+def check_flag(value, name):
+    """A bool (numpy's, or 0/1 as LIBSVM's -h): a string such as "False"
+    must not switch a setting on by its truth value."""
+    if not (isinstance(value, (bool, np.bool_))
+            or (isinstance(value, numbers.Integral) and value in (0, 1))):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def warn_if_not_converged(status, max_iter):

@@ -119,8 +119,9 @@ def load_svmlight_file(f, n_features=None, *, precomputed=False, dtype=np.float6
         If ``f`` is neither a path nor a binary file object.
     """
     dtype = np.dtype(dtype)
-    if dtype.kind != "f":
-        raise ValueError(f"dtype must be a floating-point dtype, got {dtype}")
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64 (the dtypes scipy's sparse "
+                         f"matrices compute in), got {dtype}")
     if n_features is not None:
         if isinstance(n_features, (bool, np.bool_)) or not isinstance(
                 n_features, (int, np.integer)) or n_features < 0:
@@ -150,7 +151,14 @@ def load_svmlight_file(f, n_features=None, *, precomputed=False, dtype=np.float6
             f"{name}: line {row + 1}: feature index {index} does not fit in "
             f"n_features={n_features}")
 
-    X = sp.csr_matrix((data.astype(dtype, copy=False), indices, indptr),
+    with np.errstate(over="ignore"):
+        values = data.astype(dtype, copy=False)
+    if not np.all(np.isfinite(values)):
+        first = int(np.flatnonzero(~np.isfinite(values))[0])
+        row = int(np.searchsorted(indptr, first, side="right")) - 1
+        raise ValueError(f"{name}: line {row + 1}: value {float(data[first])!r} "
+                         f"overflows {dtype}")
+    X = sp.csr_matrix((values, indices, indptr),
                       shape=(labels.shape[0], n_features), copy=False)
     X.has_sorted_indices = True
     return X, labels
@@ -166,6 +174,10 @@ def _format_label(value):
 
 def _check_dump_inputs(X, y, precomputed):
     """Validated copies: CSR float64 (int64 indices, sorted, summed) and y."""
+    for value, name in ((X, "X"), (y, "y")):
+        dtype = value.dtype if sp.issparse(value) else np.asarray(value).dtype
+        if dtype.kind not in "biuf":      # complex parts would be dropped silently
+            raise TypeError(f"{name} must hold real numbers, got dtype {dtype}")
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
         X.sum_duplicates()

@@ -11,10 +11,10 @@ import scipy.sparse as sp
 from svmscreen._kernels import Kernel, compute_layout, cross_kernel
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
-                                   check_parameters, check_precomputed, check_vector,
+                                   check_flag, check_parameters, check_precomputed, check_vector,
                                    check_X, class_bounds, resolve_gamma,
                                    warn_if_not_converged)
-from svmscreen.objective import duality_gap
+from svmscreen.objective import gap_of
 
 __all__ = ["BinaryModel", "fit_binary", "ConvergenceWarning"]
 
@@ -73,7 +73,7 @@ class BinaryModel:
         if isinstance(self._duality_gap, tuple):
             grad, hi, y = self._duality_gap
             n = grad.shape[0]
-            self._duality_gap = duality_gap(self.alpha_, grad, -np.ones(n), np.zeros(n), hi,
+            self._duality_gap = gap_of(self.alpha_, grad, -np.ones(n), np.zeros(n), hi,
                                             y).gap
         return self._duality_gap
 
@@ -104,7 +104,11 @@ class BinaryModel:
 
     def predict(self, X):
         """classes_[1] where f(x) > 0, else classes_[0]."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        f = self.decision_function(X)
+        if not np.all(np.isfinite(f)):
+            raise ValueError("decision values overflow (not finite) for some rows of X; "
+                             "scale X down as the training data was")
+        return self.classes_[(f > 0).astype(np.intp)]
 
     def __repr__(self):
         return (f"BinaryModel(kernel={self.kernel!r}, C={self.C!r}, gamma={self.gamma!r}, "
@@ -165,6 +169,8 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     C, degree, coef0, tol, cache_size, max_iter = check_parameters(
         C=C, kernel=kernel, degree=degree, coef0=coef0, tol=tol,
         cache_size=cache_size, max_iter=max_iter)
+    fit_intercept = check_flag(fit_intercept, "fit_intercept")
+    shrinking = check_flag(shrinking, "shrinking")
     if q_rounding not in (None, "float32"):
         raise ValueError(f"q_rounding must be None or 'float32', got {q_rounding!r}")
     X = check_precomputed(X) if kernel == "precomputed" else check_X(X)

@@ -68,17 +68,62 @@ def duality_gap(alpha, grad, p, lo, hi, y=None):
     Parameters
     ----------
     alpha : ndarray of shape (n,)
-        A feasible point.
+        A feasible point: lo <= alpha <= hi (checked to 1e-12 relative).
     grad : ndarray of shape (n,)
         Q alpha + p.
-    p, lo, hi : ndarray of shape (n,)
+    p, lo, hi : ndarray of shape (n,), or scalars for every sample
     y : ndarray of shape (n,) or None
-        Signs of the equality constraint; None for the bias-free problem.
+        Signs (+1/-1) of the equality constraint; None for the bias-free
+        problem.
 
     Returns
     -------
     Gap
+
+    Raises
+    ------
+    ValueError, TypeError
+        Shapes that differ, values that are not finite real numbers, lo > hi,
+        alpha outside [lo, hi], or y not in {-1, +1}: the gap of such a
+        point would not bound anything.
     """
+    alpha = _real_vector(alpha, "alpha")
+    n = alpha.shape[0]
+    grad, p, lo, hi = (_real_vector(v, name, n) for v, name in
+                       ((grad, "grad"), (p, "p"), (lo, "lo"), (hi, "hi")))
+    if np.any(lo > hi):
+        raise ValueError("lo must be <= hi for every sample")
+    slack = 1e-12 * (1.0 + np.maximum(np.abs(lo), np.abs(hi)))
+    if np.any(alpha < lo - slack) or np.any(alpha > hi + slack):
+        raise ValueError("alpha must be feasible: lo <= alpha <= hi")
+    if y is not None:
+        y = _real_vector(y, "y", n)
+        if not np.all(np.abs(y) == 1.0):
+            raise ValueError("y must hold the signs +1 and -1")
+    return gap_of(alpha, grad, p, lo, hi, y)
+
+
+def _real_vector(value, name, n=None):
+    """value as a finite float64 vector (of length n; a scalar is repeated)."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got {value!r:.60}")
+    arr = arr.astype(np.float64)
+    if n is None:
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    elif arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    elif arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) like alpha, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return arr
+
+
+def gap_of(alpha, grad, p, lo, hi, y=None):
+    """``duality_gap`` without its checks, for the package's own feasible
+    points (the path and the rules call it once a step)."""
     alpha, grad, p = (np.asarray(v, dtype=np.float64) for v in (alpha, grad, p))
     lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), alpha.shape)
     hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), alpha.shape)

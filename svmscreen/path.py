@@ -15,10 +15,10 @@ from svmscreen import _rules
 from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
-                                   check_parameters, check_precomputed, check_X,
-                                   class_bounds, resolve_gamma)
+                                   check_flag, check_parameters, check_precomputed,
+                                   check_X, class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
-from svmscreen.objective import duality_gap
+from svmscreen.objective import gap_of
 from svmscreen.reduced import solve_reduced
 
 SCREENING_RULES = ("it", "dvi", "bt2", "essnsv", "ssnsv")
@@ -80,7 +80,7 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon):
     """
     W0 = float(alpha @ (grad - p))
     U0 = -float(p @ alpha)
-    gap = duality_gap(alpha, grad, p, lo, hi, y)
+    gap = gap_of(alpha, grad, p, lo, hi, y)
     # P_{C_prev}(w0, b) = W0/2 + C_prev xi0
     C_xi0 = gap.primal - 0.5 * W0
     if W0 <= 0:
@@ -306,7 +306,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         if hard_margin:
             # alpha stays optimal, but its gap grows with the box: tol-level
             # margin violations are weighted by C
-            gap = duality_gap(alpha, grad, p, lo, hi, y)
+            gap = gap_of(alpha, grad, p, lo, hi, y)
             row = dict(rows[-1], C=C, n_iter=0, rule_seconds=0.0, solve_seconds=0.0,
                        screened_zero=0, screened_bound=0, put_back=0,
                        duality_gap=gap.gap)
@@ -364,7 +364,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             warnings.warn(f"C={C:g}: the solver reached max_iter before the tolerance",
                           ConvergenceWarning, stacklevel=3)
         alpha, grad, C_prev, hi_prev = result.alpha, result.grad, C, hi
-        gap = duality_gap(alpha, grad, p, lo, hi, y)
+        gap = gap_of(alpha, grad, p, lo, hi, y)
         at_bound = alpha >= hi
         rows.append(dict(
             C=C, objective=result.objective, duality_gap=gap.gap,
@@ -559,7 +559,7 @@ def make_screening(rule, problem, fit_intercept):
 
     def ball_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
         if gap_ref is None:
-            gap_ref = duality_gap(alpha_ref, grad_ref, problem.p, problem.lo, hi_ref,
+            gap_ref = gap_of(alpha_ref, grad_ref, problem.p, problem.lo, hi_ref,
                                   problem.y)
         if rule == "dvi":
             return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
@@ -678,6 +678,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     _, degree, coef0, tol, cache_size, max_iter = check_parameters(
         C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=tol, cache_size=cache_size,
         max_iter=max_iter)
+    fit_intercept = check_flag(fit_intercept, "fit_intercept")
+    shrinking = check_flag(shrinking, "shrinking")
     if keep not in ("all", "summary"):
         raise ValueError(f"keep must be 'all' or 'summary', got {keep!r}")
     if screening is not None and screening not in SCREENING_RULES:

@@ -23,8 +23,8 @@ import warnings
 import numpy as np
 
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
-                                   check_parameters, check_precomputed, check_X,
-                                   class_bounds, resolve_gamma)
+                                   check_flag, check_parameters, check_precomputed,
+                                   check_X, class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_at
 from svmscreen.path import (_Problem, check_C_grid, make_screening, screening_applies,
@@ -261,6 +261,7 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     """
     s = _check_s(s)
     _check_max_outer(max_outer)
+    shrinking = check_flag(shrinking, "shrinking")
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
         X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
     if isinstance(C, bool) or not np.ndim(C) == 0:
@@ -292,6 +293,7 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     """
     s = _check_s(s)
     _check_max_outer(max_outer)
+    shrinking = check_flag(shrinking, "shrinking")
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
         X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
     grid = check_C_grid(C)

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from svmscreen._kernels import Kernel
 from svmscreen._validation import check_X
 from svmscreen import _rules
-from svmscreen.objective import duality_gap
+from svmscreen.objective import gap_of
 
 __all__ = ["ScreeningData", "ScreeningResult", "ShatState", "screen",
            "screen_dome", "screen_dynamic", "RULES", "DOME_RULES"]
@@ -472,7 +472,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
             raise ValueError(f"grad_ref must have shape ({n},), got {grad.shape}")
         qa = grad + 1.0
     start = time.perf_counter()
-    gap = gap_ref if gap_ref is not None else duality_gap(
+    gap = gap_ref if gap_ref is not None else gap_of(
         alpha, grad, -np.ones(n), np.zeros(n), hi_ref, y if data.fit_intercept else None)
     b_ref = gap.b
     gap0 = 0.0 if exact_reference else max(gap.gap, 0.0)
@@ -563,7 +563,7 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     hi = _as_vector(hi, n, "hi")
     coef = alpha if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
     start = time.perf_counter()
-    gap = duality_gap(alpha, grad, p, np.zeros(n), hi, y if data.fit_intercept else None).gap
+    gap = gap_of(alpha, grad, p, np.zeros(n), hi, y if data.fit_intercept else None).gap
     qa = grad + 1.0                                          # Q coef
     W = float(coef @ qa)                                     # ||w||^2
     size = np.abs(alpha) + np.abs(coef - alpha)              # |a| + |shift|

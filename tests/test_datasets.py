@@ -227,6 +227,17 @@ def test_dtype_float32():
     X, y = load_bytes(b"1 1:0.1\n", dtype=np.float32)
     assert X.dtype == np.float32 and y.dtype == np.float64
     assert X[0, 0] == np.float32(0.1)
+    with pytest.raises(ValueError, match="line 2: value 1e\\+300 overflows float32"):
+        load_bytes(b"1 1:0.1\n-1 2:1e300\n", dtype=np.float32)
+    with pytest.raises(ValueError, match="float32 or float64"):
+        load_bytes(b"1 1:0.1\n", dtype=np.float16)
+
+
+def test_dump_refuses_complex_and_text_values():
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        dump_svmlight_file(np.array([[1 + 2j, 3j]]), [1.0], io.BytesIO())
+    with pytest.raises(TypeError, match="y must hold real numbers"):
+        dump_svmlight_file(np.ones((1, 1)), ["a"], io.BytesIO())
 
 
 # ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import load_dataset, subprocess_env
+import svmscreen
 from svmscreen import fit_binary
 
 
@@ -139,6 +140,20 @@ ERRORS = [
      "alpha0"),
     ("sample-weight-strings", X0, Y0, {"sample_weight": ["a"] * 8}, (ValueError, TypeError),
      "sample_weight"),
+    # settings that a truth value would silently flip, products that overflow
+    ("fit-intercept-string", X0, Y0, {"fit_intercept": "no"}, TypeError, "fit_intercept"),
+    ("shrinking-string", X0, Y0, {"shrinking": "no"}, TypeError, "shrinking"),
+    ("gamma-array", X0, Y0, {"gamma": np.array([0.1, 0.2])}, TypeError, "gamma"),
+    ("weighted-C-overflow", X0, Y0, {"C": 1e308, "class_weight": {1.0: 10.0}}, ValueError,
+     "overflows"),
+    ("weighted-C-underflow", X0, Y0, {"C": 1e-300, "sample_weight": np.full(8, 1e-300)},
+     ValueError, "is 0 for every sample"),
+    ("labels-beyond-2**53", X0, np.array([2 ** 53, 2 ** 53 + 1] * 3 + [5, 5], dtype=np.int64),
+     {}, ValueError, "2\\*\\*53"),
+    ("sparse-1d", sp.coo_array(np.array([1.0, 0.0, 2.0])), [1.0], {}, ValueError, "2-D"),
+    ("poly-overflow-off-diagonal", np.array([[1.0], [-1.0]]), np.array([1.0, -1.0]),
+     {"kernel": "poly", "gamma": 1e102, "coef0": -5e102, "degree": 3}, ValueError,
+     "kernel values overflow"),
 ]
 
 
@@ -316,6 +331,30 @@ def test_kernel_overflow_is_not_a_silent_model(kernel, scale, params):
     assert np.isfinite(model.objective_), (model.status_, model.objective_)
     assert np.isfinite(model.intercept_)
     assert np.all(np.isfinite(model.decision_function(X * scale)))
+
+
+def test_predict_refuses_overflowing_decision_values():
+    model = fit_binary(np.array([[1.0, 0], [0, 1], [1, 1], [0, 0]]), [1, -1, 1, -1],
+                       kernel="poly", degree=3, C=10)
+    with pytest.raises(ValueError, match="overflow"):
+        model.predict([[1e120, 1e120]])
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((np.full(5, 2.0), -np.ones(5), -1.0, 0.0, 1.0, np.ones(5)), ValueError, "feasible"),
+    ((np.zeros(5), np.full(5, np.nan), -1.0, 0.0, 1.0, np.ones(5)), ValueError, "grad"),
+    ((np.zeros(5), None, -1.0, 0.0, 1.0, np.ones(5)), TypeError, "grad"),
+    ((np.zeros(5), -np.ones(4), -1.0, 0.0, 1.0, np.ones(5)), ValueError, "grad"),
+    ((0.0, -1.0, -1.0, 0.0, 1.0, 1.0), ValueError, "alpha must be 1-D"),
+    ((np.zeros(5), -np.ones(5), -1.0, 0.0, 1.0, np.ones(5) > 0), TypeError, "y"),
+    ((np.zeros(5), -np.ones(5), -1.0, 0.0, 1.0, np.full(5, 2.0)), ValueError, "signs"),
+    ((np.zeros(5), -np.ones(5), -1.0, 1.0, 0.0, np.ones(5)), ValueError, "lo must be <= hi"),
+    ((np.zeros(5), -np.ones(5), -1.0, 0.0, np.inf, np.ones(5)), ValueError, "hi"),
+])
+def test_duality_gap_checks_its_point(args, error, match):
+    # a gap of an infeasible or non-finite point would read as a certificate
+    with pytest.raises(error, match=match):
+        svmscreen.duality_gap(*args)
 
 
 def test_model_pickles_and_keeps_its_gap():
