@@ -41,7 +41,7 @@ import numpy as np
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, fabs
 from libc.float cimport DBL_EPSILON
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport free, malloc, qsort, realloc
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from svmscreen._cache cimport CacheEntry, ColumnCache
@@ -269,6 +269,29 @@ cdef class _SMO:
     cdef signed char[::1] status
     cdef bint has_equality, shrinking, unshrink
     cdef bint libsvm_steps           # svm.cpp's pair step arithmetic (LIBSVM mode)
+    cdef bint log_events             # keep LIBSVM's progress marks (LIBSVM mode)
+    cdef char* events                # the marks: '.', '*', 'W'
+    cdef Py_ssize_t n_events, cap_events
+
+    def __dealloc__(self):
+        free(self.events)
+
+    cdef void note(self, char mark) noexcept nogil:
+        """Log a progress mark as svm.cpp prints it (LIBSVM mode only): '.'
+        every min(l, 1000) iterations, '*' at each gradient rebuild of the
+        loop, 'W' for its "using -h 0 may be faster" warning."""
+        cdef char* grown
+        if not self.log_events:
+            return
+        if self.n_events == self.cap_events:
+            grown = <char*> realloc(self.events, 2 * self.cap_events + 64)
+            if grown == NULL:        # the marks are cosmetic: stop logging
+                self.log_events = False
+                return
+            self.events = grown
+            self.cap_events = 2 * self.cap_events + 64
+        self.events[self.n_events] = mark
+        self.n_events += 1
     cdef double eps
     cdef double violation
     cdef long long max_iter, n_iter
@@ -412,6 +435,8 @@ cdef class _SMO:
         for j in range(start):
             if self.is_free(j):
                 n_free += 1
+        if 2 * n_free < start:
+            self.note(c'W')          # svm.cpp: "using -h 0 may be faster"
         for j in range(self.l):
             n_moved += self.alpha[j] != self.alpha_start[j]
             n_bounded += self.bound_value(j) != 0.0
@@ -839,6 +864,7 @@ cdef class _SMO:
             self.unshrink = True
             self.reconstruct_gradient(self.l_var)
             self.active_size = self.l_var
+            self.note(c'*')
             self.whole_gradient = True
         i = 0
         while i < self.active_size:
@@ -891,6 +917,7 @@ cdef class _SMO:
                 counter = min(self.l, 1000)
                 if self.shrinking:
                     self.do_shrinking()
+                self.note(c'.')
                 with gil:
                     if PyErr_CheckSignals() != 0:
                         return -1
@@ -907,6 +934,7 @@ cdef class _SMO:
                 if self.active_size < self.l_var:
                     self.reconstruct_gradient(self.l_var)
                     self.active_size = self.l_var
+                self.note(c'*')
                 if self.select(&i, &j) != 0:
                     return 0
                 # Not optimal after all: screen now that G is whole.  Not
@@ -1169,6 +1197,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     # LIBSVM mode (Q rounded as LIBSVM's cache): also its step arithmetic,
     # which assumes C-SVC's boxes [0, C_i] and the equality.
     s.libsvm_steps = Q.round_float32 and y is not None and not np.any(s.lo)
+    s.log_events = s.libsvm_steps
     s.y = (np.ones(n) if y is None else np.asarray(y, dtype=np.float64))[order]
     s.G = np.empty(n) if grad0 is None else np.array(grad0, dtype=np.float64)[order]
     s.G_bar = np.zeros(n)
@@ -1199,8 +1228,10 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         s.alpha_start[:] = s.alpha
         s.G_start[:] = s.G
         s.run()
-        s.reconstruct_gradient(s.l)
-        s.active_size = s.l
+        if s.active_size < s.l:      # stopped at max_iter with variables shrunk
+            s.reconstruct_gradient(s.l)
+            s.active_size = s.l
+            s.note(c'*')
 
     status = "optimal" if s.n_iter < s.max_iter else "max_iter"
     order = np.asarray(Q.perm)
@@ -1231,4 +1262,6 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     result.frozen = np.zeros(n, dtype=bool)
     result.frozen[order[s.l_var:]] = True
     result.frozen &= ~fixed_mask
+    # LIBSVM mode: the progress marks svm.cpp would have printed
+    result.progress = (<bytes> s.events[:s.n_events]).decode("ascii") if s.n_events else ""
     return result

@@ -643,7 +643,10 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         but updates Q s-hat by kernel columns each step, which measured
         slower overall (benchmarks/bench_path.py).  The domes ("essnsv",
         "ssnsv") need an optimum at a larger C: the path solves every other C
-        first and screens the C in between (paper 002, Algorithm 2).
+        first and screens the C in between (paper 002, Algorithm 2).  They
+        assume exact references (no gap inflation derived yet,
+        docs/screening.md sec. 7): at a tolerance-level reference they can
+        screen wrongly, which the check puts back (``put_back`` > 0).
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int or None
         Stratified k-fold cross-validation along the path.

@@ -353,6 +353,24 @@ def test_svm_train_reproduces_libsvm_on_dense_multiclass(data_root, options):
     np.testing.assert_allclose(m_ours.rho, m_lib.rho[:n_pairs], rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("name, rows, options", [
+    ("heart_scale", None, ""), ("heart_scale", None, "-b 1 -t 0"),
+    ("heart_scale", None, "-h 0 -t 0 -c 10"), ("letter.scale", 600, "-t 0 -c 4"),
+    ("german.numer_scale", None, "-t 0 -c 10")])
+def test_svm_train_prints_what_libsvm_prints(data_root, capfd, name, rows, options):
+    """Progress marks ('.' per min(l, 1000) iterations, '*' per gradient
+    rebuild, "WARNING: using -h 0 may be faster"), #iter, obj and rho: the
+    whole of svm_train's standard output is LIBSVM's, byte for byte."""
+    y, X = problem(name, data_root, rows)
+    reseed()
+    official.svm_train(y, X, options)
+    lib = capfd.readouterr().out
+    reseed()
+    ours.svm_train(y, X, options)
+    assert capfd.readouterr().out == lib
+    assert "*" in lib
+
+
 def precomputed_rows(X, Y=None):
     """[serial | K(Y, X)] with the linear kernel, as LIBSVM's -t 4 input."""
     Y = X if Y is None else Y

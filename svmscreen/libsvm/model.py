@@ -175,11 +175,14 @@ def solve_pair(rows, idx, sign, Cp, Cn, param, info):
     result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n), y=sign, tol=float(param.eps),
                    shrinking=bool(param.shrinking))
     alpha = result.alpha
+    if info is not None:
+        # svm.cpp's marks, in its order: '.' per min(l, 1000) iterations,
+        # '*' per gradient rebuild, and its warning when few variables are free
+        info(result.progress.replace("W", "\nWARNING: using -h 0 may be faster\n"))
     if result.status == "max_iter":
         sys.stderr.write("\nWARNING: reaching max number of iterations\n")
     if info is not None:
-        dots = "." * (result.n_iter // max(min(n, 1000), 1))
-        info(f"{dots}\noptimization finished, #iter = {result.n_iter}\n")
+        info(f"\noptimization finished, #iter = {result.n_iter}\n")
         if Cp == Cn:
             info("nu = %f\n" % (alpha.sum() / (Cp * n)))
         info("obj = %f, rho = %f\n" % (result.objective, result.rho))
