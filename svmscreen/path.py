@@ -6,6 +6,7 @@ start; one kernel cache serves the whole path, since Q does not depend on C.
 Once no sample sits at its upper bound the solution is the hard-margin one
 and stays optimal for every larger C, so the path stops solving there.
 """
+import numbers
 import time
 import warnings
 
@@ -191,6 +192,10 @@ class PathResult:
         if self.alphas is None:
             raise ValueError("the path kept summaries only (keep='summary'); "
                              "refit with svmscreen.fit_binary at that C")
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise TypeError(f"index must be an integer position on the path, got {index!r}")
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"index {index} out of range for a path of {len(self)} values of C")
         alpha = self.alphas[index]
         support = np.flatnonzero(alpha > 0)
         params = self._model_params
@@ -233,6 +238,8 @@ class PathResult:
         if axes is None:
             _, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
         axes = np.asarray(axes).ravel()
+        if axes.size < 4:
+            raise ValueError(f"plot draws four panels: axes must hold 4 Axes, got {axes.size}")
         axes[0].plot(self.C, self.n_sv, "o-")
         axes[0].set_ylabel("# support vectors")
         axes[1].plot(self.C, 100 * self.screening_rate, "o-")

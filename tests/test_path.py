@@ -116,6 +116,16 @@ def test_epsilon_grid_is_epsilon_accurate():
             assert (dual_exact - dual(alpha_prev * C / C_prev)) / dual_exact <= epsilon * (1 + 1e-6)
 
 
+def test_model_positions_are_checked():
+    X, y = load_dataset("heart_scale")
+    path = train_path(X, y, n_C=5, screening=None)
+    assert path.model(-1).C == path.C[-1]
+    with pytest.raises(IndexError, match="out of range"):
+        path.model(5)
+    with pytest.raises(TypeError, match="integer position"):
+        path.model(1.5)
+
+
 def test_cross_validation_and_best_model():
     X, y = load_dataset("heart_scale")
     path = train_path(X, y, n_C=6, cv=3, screening=None)
@@ -249,6 +259,10 @@ def test_command_line_path(capsys):
         with pytest.raises(SystemExit):
             main(["path", "data/heart_scale.xz", "--cv", folds])
         assert "at least 2 folds" in capsys.readouterr().err
+    # with workers, --compare starts them before timing both runs
+    assert main(["path", "data/heart_scale.xz", "--n-C", "4", "--cv", "3", "--n-jobs", "2",
+                 "--screening", "none", "--compare"]) == 0
+    assert "without screening" in capsys.readouterr().out
 
 
 # --------------------------------------------- screening on and off (issue 4)

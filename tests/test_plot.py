@@ -42,3 +42,16 @@ def test_plot_draws_the_path(path):
         assert all(ax.get_xscale() == "log" for ax in axes)
     finally:
         plt.close("all")
+
+
+def test_plot_needs_four_axes(path):
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    _, axes = plt.subplots(1, 2)
+    try:
+        with pytest.raises(ValueError, match="4 Axes"):
+            path.plot(axes=axes)
+    finally:
+        plt.close("all")
