@@ -273,25 +273,6 @@ cdef class _SMO:
     cdef char* events                # the marks: '.', '*', 'W'
     cdef Py_ssize_t n_events, cap_events
 
-    def __dealloc__(self):
-        free(self.events)
-
-    cdef void note(self, char mark) noexcept nogil:
-        """Log a progress mark as svm.cpp prints it (LIBSVM mode only): '.'
-        every min(l, 1000) iterations, '*' at each gradient rebuild of the
-        loop, 'W' for its "using -h 0 may be faster" warning."""
-        cdef char* grown
-        if not self.log_events:
-            return
-        if self.n_events == self.cap_events:
-            grown = <char*> realloc(self.events, 2 * self.cap_events + 64)
-            if grown == NULL:        # the marks are cosmetic: stop logging
-                self.log_events = False
-                return
-            self.events = grown
-            self.cap_events = 2 * self.cap_events + 64
-        self.events[self.n_events] = mark
-        self.n_events += 1
     cdef double eps
     cdef double violation
     cdef long long max_iter, n_iter
@@ -313,6 +294,26 @@ cdef class _SMO:
     cdef double screen_seconds
     cdef Py_ssize_t n_frozen_lower, n_frozen_upper   # frozen by screen_gap, per bound
     cdef Py_ssize_t start_frozen_lower, start_frozen_upper  # ... at the warm start
+
+    def __dealloc__(self):
+        free(self.events)
+
+    cdef void note(self, char mark) noexcept nogil:
+        """Log a progress mark as svm.cpp prints it (LIBSVM mode only): '.'
+        every min(l, 1000) iterations, '*' at each gradient rebuild of the
+        loop, 'W' for its "using -h 0 may be faster" warning."""
+        cdef char* grown
+        if not self.log_events:
+            return
+        if self.n_events == self.cap_events:
+            grown = <char*> realloc(self.events, 2 * self.cap_events + 64)
+            if grown == NULL:        # the marks are cosmetic: stop logging
+                self.log_events = False
+                return
+            self.events = grown
+            self.cap_events = 2 * self.cap_events + 64
+        self.events[self.n_events] = mark
+        self.n_events += 1
 
     cdef inline bint is_upper(self, Py_ssize_t i) noexcept nogil:
         return self.status[i] == UPPER
