@@ -29,7 +29,10 @@ Measured (2 CPUs shared with other jobs, load average ~4-5, best of 3)::
     a9a                    45.28        45.69           13.36 |          0.30        0.29
 
 (same total SVs on letter, 11958/11956 on a9a, 99.99% of training labels
-equal: the two stop at -e 0.001 at slightly different points.)  With -b 1
+equal: the two stopped at -e 0.001 at slightly different points.  Since
+session 9, svmscreen-train uses all of LIBSVM's arithmetic and takes its
+iterations: 11719/11719 on letter, 11958/11958 on a9a, 100% equal labels;
+letter then ran in 0.56-0.59 of LIBSVM's training time, a9a 0.33.)  With -b 1
 on letter.scale svm_train takes 40.5 s, svmscreen 16.6 s; with -v 5, 39.8 s
 and 19.9 s (the same CV accuracy, 80.7467%).
 """

@@ -11,7 +11,9 @@ with that same C and gamma and scored on the clean test set.  A last
 column gives the ramp SVM (s = 0) with its own (C, gamma), chosen by the
 same 5-fold CV over the same grid (train_ramp_path on each fold).
 
-    python benchmarks/robustness.py [--rows 5000] [--seeds 3]
+    python benchmarks/robustness.py [--rows 3000] [--seeds 3] [--out docs/robustness.md]
+
+It writes its table to --out, by default docs/robustness.md (the recorded run).
 """
 import argparse
 import time
@@ -71,7 +73,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="*", default=["australian_scale", "splice", "a9a"])
     parser.add_argument("--flips", nargs="*", type=float, default=[0.1, 0.2])
-    parser.add_argument("--rows", type=int, default=4000, help="cap on train/test rows")
+    parser.add_argument("--rows", type=int, default=3000, help="cap on train/test rows")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--s", nargs="*", type=float, default=[0.0, -1.0], dest="s_values",
                         help="ramp parameters s to train at the hinge's C and gamma")
