@@ -1677,14 +1677,18 @@ def fixed_violators(const double[::1] alpha, const double[::1] grad,
     With the equality (y given; LIBSVM's rule, Fan, Chen & Lin 2005, eq. 3):
     v_t = -y_t G_t, I_up = {t : y_t a_t may increase}, I_low = {may
     decrease}; m = max_{free, I_up} v, M = min_{free, I_low} v.  A fixed t
-    violates when it alone pushes m - M to tol or beyond:
-        t in I_up and v_t - M >= tol,  or  t in I_low and m - v_t >= tol.
+    violates when it alone widens m - M, to tol or beyond:
+        t in I_up, v_t > m and v_t - M >= tol,  or
+        t in I_low, v_t < M and m - v_t >= tol.
     Without it (LIBLINEAR's rule): the projected gradient pg_t, with
     top = max(0, max_free pg), bottom = min(0, min_free pg); t violates when
-    pg_t - bottom >= tol or top - pg_t >= tol.
-    If the criterion over the free and the violating variables together is
-    still >= tol (two fixed variables violating each other), every fixed
-    variable is marked.  Returns the number marked.
+    pg_t > top and pg_t - bottom >= tol, or pg_t < bottom and
+    top - pg_t >= tol.  (Widens: where the free variables alone end at or
+    beyond tol, as round-off can leave them at a large C, a fixed variable
+    inside their range is not what fails the rule.)
+    If none violates alone but the fixed variables widen the criterion to
+    tol or beyond together (two fixed variables violating each other),
+    every fixed variable is marked.  Returns the number marked.
     """
     cdef Py_ssize_t t, n = alpha.shape[0], n_bad = 0
     cdef bint equality = y is not None, up, low
@@ -1693,6 +1697,7 @@ def fixed_violators(const double[::1] alpha, const double[::1] grad,
     # extremes start at 0 (top = max(0, ...), bottom = min(0, ...)).
     cdef double v, m = -INFINITY if equality else 0.0, M = INFINITY if equality else 0.0
     cdef double m_all, M_all
+    cdef bint widened
     with nogil:
         for t in range(n):
             if fixed[t]:
@@ -1709,14 +1714,16 @@ def fixed_violators(const double[::1] alpha, const double[::1] grad,
             if not fixed[t]:
                 continue
             _stopping_term(equality, sign, alpha, grad, lo, hi, t, &v, &up, &low)
-            if (up and v - M >= tol) or (low and m - v >= tol):
+            if (up and v > m and v - M >= tol) or (low and v < M and m - v >= tol):
                 bad[t] = 1
                 n_bad += 1
-                if up and v > m_all:
-                    m_all = v
-                if low and v < M_all:
-                    M_all = v
-        if m_all > -INFINITY and M_all < INFINITY and m_all - M_all >= tol:
+            if up and v > m_all:
+                m_all = v
+            if low and v < M_all:
+                M_all = v
+        widened = m_all > m or M_all < M
+        if (n_bad == 0 and widened and m_all > -INFINITY and M_all < INFINITY
+                and m_all - M_all >= tol):
             n_bad = -1
         if n_bad == -1:
             n_bad = 0
@@ -1728,7 +1735,10 @@ def fixed_violators(const double[::1] alpha, const double[::1] grad,
 
 cdef inline double _projected_gradient(double a, double g, double lo,
                                        double hi) noexcept nogil:
-    """The projected gradient of a box variable (LIBLINEAR's PG)."""
+    """The projected gradient of a box variable (LIBLINEAR's PG); 0 for a
+    box [lo, lo] (a sample of weight 0 cannot move)."""
+    if lo >= hi:
+        return 0.0
     if a <= lo:
         return fmin(g, 0.0)
     if a >= hi:

@@ -122,12 +122,25 @@ def repair_equality(alpha, y, lo, hi, movable, target):
     return alpha
 
 
-def warm_start(alpha, grad, p, scale, hi):
+# Above this C / C_prev the warm start's gradient is computed afresh: scaling
+# multiplies the previous gradient's round-off too, and after a jump of 3.9e6
+# (a grid from C_min straight to 6901) it had left W = a'Qa off by 3e-6, beyond
+# the rules' round-off allowance (docs/screening.md sec. 8): DVI then proved
+# free support vectors to be 0.  A log grid steps by far less.
+GRADIENT_REFRESH_SCALE = 10.0
+
+
+def warm_start(alpha, grad, p, scale, hi, Q):
     """The warm start at C = scale * C_prev: the previous optimum scaled
     (paper 000 sec. IV-B, "alpha seeding"), clipped to the box against
     round-off, with its gradient, which scaling gives without kernel columns:
-    Q (s a) + p = s (G - p) + p."""
-    return np.minimum(alpha * scale, hi), scale * (grad - p) + p
+    Q (s a) + p = s (G - p) + p; from Q's columns of the nonzero a after a
+    step larger than ``GRADIENT_REFRESH_SCALE``."""
+    alpha0 = np.minimum(alpha * scale, hi)
+    if scale <= GRADIENT_REFRESH_SCALE:
+        return alpha0, scale * (grad - p) + p
+    support = np.flatnonzero(alpha0)
+    return alpha0, Q.add_columns(support, alpha0[support], np.array(p, dtype=np.float64))
 
 
 # --------------------------------------------------------------- results
@@ -329,7 +342,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         if alpha is None:
             alpha0, grad0 = np.zeros(n), None
         else:
-            alpha0, grad0 = warm_start(alpha, grad, p, C / C_prev, hi)
+            alpha0, grad0 = warm_start(alpha, grad, p, C / C_prev, hi, problem.Q)
         if lookahead and alpha is not None and t not in ahead and not screening.covers(hi):
             if epsilon is None:
                 # The end of the block is a row of the path: solving it now
@@ -396,7 +409,7 @@ def _solve_upper(problem, screening, alpha, grad, C_prev, C_upper, options):
     to the domes' step as its larger reference (``_DomeStep.set_upper``).
     Returns (result, put_back) of the solve."""
     hi_upper = problem.hi_unit * C_upper
-    alpha0, grad0 = warm_start(alpha, grad, problem.p, C_upper / C_prev, hi_upper)
+    alpha0, grad0 = warm_start(alpha, grad, problem.p, C_upper / C_prev, hi_upper, problem.Q)
     result, put_back = solve_reduced(problem.Q, problem.p, problem.lo, hi_upper, alpha0,
                                      y=problem.y, grad0=grad0, **options)
     screening.set_upper(result.alpha, result.grad, hi_upper)

@@ -111,26 +111,27 @@ def test_fused_margins_checks_lengths():
 
 def _numpy_violators(alpha, grad, lo, hi, y, fixed, tol):
     """The stopping rule of reduced.py written out in numpy (LIBSVM's
-    maximal violation with y; LIBLINEAR's projected gradient without)."""
+    maximal violation with y; LIBLINEAR's projected gradient without): a
+    fixed variable violates when it widens the free variables' criterion to
+    tol or beyond; if none does alone but the fixed ones widen it together,
+    all are released."""
     free = ~fixed
     if y is None:
-        v = np.where(alpha <= lo, np.minimum(grad, 0.0),
-                     np.where(alpha >= hi, np.maximum(grad, 0.0), grad))
-        top, bottom = max(v[free].max(initial=0.0), 0.0), min(v[free].min(initial=0.0), 0.0)
-        bad = fixed & ((v - bottom >= tol) | (top - v >= tol))
-        keep = ~(fixed & ~bad)
-        whole = max(v[keep].max(initial=0.0), 0.0) - min(v[keep].min(initial=0.0), 0.0)
+        v = np.where(lo >= hi, 0.0, np.where(alpha <= lo, np.minimum(grad, 0.0),
+                                             np.where(alpha >= hi, np.maximum(grad, 0.0), grad)))
+        up = low = np.ones(alpha.shape[0], dtype=bool)
+        m, M = max(v[free].max(initial=0.0), 0.0), min(v[free].min(initial=0.0), 0.0)
+        m_all, M_all = max(v.max(initial=0.0), 0.0), min(v.min(initial=0.0), 0.0)
     else:
         v = -y * grad
         up = np.where(y > 0, alpha < hi, alpha > lo)
         low = np.where(y > 0, alpha > lo, alpha < hi)
-        m = v[free & up].max(initial=-np.inf)
-        M = v[free & low].min(initial=np.inf)
-        bad = fixed & ((up & (v - M >= tol)) | (low & (m - v >= tol)))
-        keep = ~(fixed & ~bad)
-        m2, M2 = v[keep & up].max(initial=-np.inf), v[keep & low].min(initial=np.inf)
-        whole = m2 - M2 if np.isfinite(m2) and np.isfinite(M2) else 0.0
-    return fixed.copy() if whole >= tol else bad
+        m, M = v[free & up].max(initial=-np.inf), v[free & low].min(initial=np.inf)
+        m_all, M_all = v[up].max(initial=-np.inf), v[low].min(initial=np.inf)
+    bad = fixed & ((up & (v > m) & (v - M >= tol)) | (low & (v < M) & (m - v >= tol)))
+    widened = m_all > m or M_all < M
+    whole = m_all - M_all if np.isfinite(m_all) and np.isfinite(M_all) else 0.0
+    return fixed.copy() if (not bad.any() and widened and whole >= tol) else bad
 
 
 @settings(max_examples=100, deadline=None)

@@ -156,6 +156,30 @@ def test_samples_of_weight_zero_keep_screening_safe(rule):
         assert np.sum(path.screened_zero + path.screened_bound) > 0
 
 
+@pytest.mark.parametrize("rule", ["dvi", "it", "bt2"])
+def test_ball_rules_put_nothing_back_at_the_edges_of_precision(rule):
+    """Cases of an adversarial fuzz (session 9), each once put back:
+    * a jump of 3.9e6 in C: the scaled warm-start gradient carried its
+      round-off times 3.9e6, and DVI proved two free support vectors (margin
+      exactly 1, three identical points) to be 0; the warm start's gradient
+      is now computed afresh after a step above GRADIENT_REFRESH_SCALE;
+    * tol 1e-12, where the free variables end above tol by round-off: the
+      check flagged a fixed sample inside their range;
+    * a sample of weight 0 (box [0, 0]) had a nonzero projected gradient."""
+    same = train_path(np.full((3, 1), -0.99397404), [1.0, -1.0, -1.0],
+                      C=[0.0017694087402574461, 6901.384156412741, 20704.152469238223],
+                      kernel="rbf", gamma=0.003111960952853007, fit_intercept=False,
+                      tol=1e-6, screening=rule)
+    tight = train_path(np.array([[0.16005277899420678], [2.918443025598674]]), [-1.0, 1.0],
+                       C=[29530.278136727255, 295302.78136727255], kernel="linear",
+                       fit_intercept=False, tol=1e-12, screening=rule)
+    weightless = train_path(np.array([[-1.0], [1.0], [-2.0]]), [-1.0, 1.0, 1.0],
+                            C=[1.0, 2.0], kernel="linear", fit_intercept=False,
+                            sample_weight=[1.0, 1.0, 0.0], screening=rule)
+    for path in (same, tight, weightless):
+        assert np.all(path.put_back == 0)
+
+
 @pytest.mark.parametrize("kernel, coef0", [("sigmoid", -1.0), ("poly", -1.0)])
 def test_kernels_that_need_not_be_psd_are_solved_without_screening(kernel, coef0):
     # The rules assume a concave dual; on these kernels a screened path ended

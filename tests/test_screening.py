@@ -788,3 +788,20 @@ def test_shat_state_incremental_update_matches_fresh():
         assert np.allclose(state.qs, fresh, atol=1e-10)
         alpha_prev, _ = exact_svc(K, y, c)
         c_prev = c
+
+
+def test_intersection_test_below_the_reference_c_is_exact_at_tangency():
+    """IT at C < C_ref from an exact reference (an adversarial fuzz, session 9):
+    two free support vectors with margin exactly 1 at every C >= 0.31.  For
+    q < 1 the BT2 ball is huge (r2 ~ 3e3) and touches the small DVI ball
+    (r1 ~ 1e-3) at w*; r2^2 - zeta^2 had cancelled, and IT proved both
+    samples at a bound (margins 1 +- 1.5e-6).  The bounds must hold 1."""
+    X = np.array([[18.6, -20.1], [-3.1, 6.3]])
+    y = np.array([1.0, 1.0])
+    Q = np.outer(y, y) * (X @ X.T)
+    alpha = np.linalg.solve(Q, np.ones(2))
+    data = ScreeningData(X, y, "linear", fit_intercept=False)
+    for C in (299.0, 260.0, 200.0, 330.0):
+        out = screen(data, alpha, Q @ alpha - 1, 300.0, C, "it")
+        assert not out.screened_zero.any() and not out.screened_bound.any()
+        assert np.all(out.lower <= 1.0 + 1e-9) and np.all(out.upper >= 1.0 - 1e-9)
