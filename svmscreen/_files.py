@@ -27,24 +27,23 @@ def atomic_output(path):
         mode = None
     if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
-    if mode is not None and not stat.S_ISREG(mode):
+    # fopen(path, "w") writes a FIFO or a device (/dev/stdout) directly
+    direct = mode is not None and not stat.S_ISREG(mode)
+    if not direct:
+        target = os.path.realpath(name)       # through a symbolic link, keeping it
+        directory, base = os.path.split(target)
+        tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            # O_EXCL: never clobber; mode 0o666 so the umask applies as for open().
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except PermissionError:
+            if mode is None:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name) from None
+            direct = True                     # a writable file in a locked directory
+        except OSError as exc:
+            raise type(exc)(exc.errno, exc.strerror, name) from None
+    if direct:
         with open(name, "wb") as handle:
-            yield handle
-        return
-    target = os.path.realpath(name)
-    directory, base = os.path.split(target)
-    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        # O_EXCL: never clobber; mode 0o666 so the umask applies as for open().
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except PermissionError:
-        if mode is None:
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name) from None
-        fd = None                                 # a writable file in a locked directory
-    except OSError as exc:
-        raise type(exc)(exc.errno, exc.strerror, name) from None
-    if fd is None:
-        with open(target, "wb") as handle:
             yield handle
         return
     try:

@@ -148,14 +148,17 @@ cdef class Kernel:
                 raise ValueError(f"X: the squared norm of row {i} overflows float64; "
                                  "scale X down")
 
+    cdef inline double dense_pair(self, const double* u, const double* v) noexcept nogil:
+        """u'v of two dense rows, in the summation order ``in_order`` asks."""
+        if self.in_order:
+            return dense_dot_in_order(u, v, self.n_features)
+        return dense_dot(u, v, self.n_features)
+
     cdef double dot(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         cdef Py_ssize_t p, q, p_end, q_end
         cdef double s = 0.0
         if not self.sparse:
-            if self.in_order:
-                return dense_dot_in_order(&self.dense[a, 0], &self.dense[b, 0],
-                                          self.n_features)
-            return dense_dot(&self.dense[a, 0], &self.dense[b, 0], self.n_features)
+            return self.dense_pair(&self.dense[a, 0], &self.dense[b, 0])
         # Merge-join of two sorted index lists.
         p = self.csr_indptr[a]
         p_end = self.csr_indptr[a + 1]
@@ -193,13 +196,8 @@ cdef class Kernel:
             self.csr_dots(a, idx, count, self.csr_indptr, self.csr_indices, self.csr_data, out)
         else:
             row_a = &self.dense[a, 0]
-            if self.in_order:
-                for k in range(count):
-                    out[k] = dense_dot_in_order(row_a, &self.dense[idx[k], 0],
-                                                self.n_features)
-            else:
-                for k in range(count):
-                    out[k] = dense_dot(row_a, &self.dense[idx[k], 0], self.n_features)
+            for k in range(count):
+                out[k] = self.dense_pair(row_a, &self.dense[idx[k], 0])
         self.dots_to_kernel(a, idx, count, self.sq_norms, out)
 
     cdef void column_rows(self, Py_ssize_t a, const Py_ssize_t* rows,

@@ -579,8 +579,7 @@ def make_screening(rule, problem, fit_intercept):
 
     def ball_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
         if gap_ref is None:
-            gap_ref = gap_of(alpha_ref, grad_ref, problem.p, problem.lo, hi_ref,
-                                  problem.y)
+            gap_ref = gap_of(alpha_ref, grad_ref, problem.p, problem.lo, hi_ref, problem.y)
         if rule == "dvi":
             return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
         if budget_by_solve:
