@@ -771,25 +771,37 @@ cdef void _bt2_ball(const double[::1] alpha, const double[::1] qa,
 # ---------------------------------------------------------------------------
 
 cdef inline void _dome_shape(double gamma_a, double gamma_b, double cross_ab, bint enhanced,
-                             double roundoff, double* radius, double* d_prime) noexcept nogil:
+                             double roundoff, double rho_a, double rho_b, double* radius,
+                             double* d_prime) noexcept nogil:
     """The dome's ball radius and half-space offset (``dome_shape``), widened
-    by ``roundoff``, the error bound of gamma_a, gamma_b and cross_ab."""
+    by ``roundoff``, the error bound of gamma_a, gamma_b and cross_ab, and by
+    the references' distances rho_a, rho_b to the optima (docs/screening.md,
+    sec. 7: gap-inflated domes)."""
+    cdef double gamma_b_up = fmax(gamma_b + roundoff, 0.0)
+    cdef double norm_bound = sqrt(gamma_b_up) + rho_b       # R >= ||w*(C)||
+    # The half-space's loosening t: w_a'w*(C) >= ||w_a||^2 - t (dome_shape),
+    # increasing in ||w_a||, so taken at its upper bound
+    cdef double norm_a = sqrt(gamma_a + roundoff) if gamma_a + roundoff > 0.0 else 0.0
+    cdef double loosen = (rho_a * norm_a if norm_a >= rho_a
+                          else 0.5 * (norm_a * norm_a + rho_a * rho_a))
     if enhanced:        # ESSNSV: paper 003, eq. 57, Thm 19
-        radius[0] = 0.5 * sqrt(fmax(gamma_b + roundoff, 0.0))
-        d_prime[0] = -gamma_a + 0.5 * cross_ab + 2.0 * roundoff
-    else:               # SSNSV: paper 002, eq. 12
-        radius[0] = sqrt(fmax(gamma_b + roundoff, 0.0))
-        d_prime[0] = -gamma_a + 2.0 * roundoff
+        # w*(C)'(w*_b - w*(C)) >= 0 with ||w*_b - w_b|| <= rho_b:
+        # ||w - w_b/2||^2 <= ||w_b||^2/4 + rho_b R
+        radius[0] = sqrt(0.25 * gamma_b_up + rho_b * norm_bound)
+        d_prime[0] = -gamma_a + 0.5 * cross_ab + 2.0 * roundoff + loosen
+    else:               # SSNSV: paper 002, eq. 12; ||w*(C)|| <= ||w*_b|| <= R
+        radius[0] = norm_bound
+        d_prime[0] = -gamma_a + 2.0 * roundoff + loosen
 
 
 def dome_shape(double gamma_a, double gamma_b, double cross_ab, bint enhanced,
-               double roundoff=0.0):
+               double roundoff=0.0, double rho_a=0.0, double rho_b=0.0):
     """The SSNSV or ESSNSV dome {u'w <= d'} cap B(o, r), u = -w_a, as
     ``fused_margins`` takes it (geometry 3 / 4: r1 = r, r2 = d',
     phi_norm = ||w_a||): returns (r, d').
 
-    w_a optimal at C_a <= C, w_b feasible with H(w_b) <= s(C) (e.g. optimal
-    at C_b >= C); gamma_a = ||w_a||^2, gamma_b = ||w_b||^2,
+    w_a optimal at C_a <= C, w_b optimal at C_b >= C (or, at rho_b = 0, any
+    w_b with H(w_b) <= s(C)); gamma_a = ||w_a||^2, gamma_b = ||w_b||^2,
     cross_ab = w_a'w_b (paper 002, eq. 11, Lemma 1):
       SSNSV  (paper 002, eq. 12): o = 0, r = ||w_b||;  d' = -gamma_a
       ESSNSV (paper 003, eq. 57, Thm 19): o = w_b / 2, r = ||w_b|| / 2;
@@ -801,9 +813,31 @@ def dome_shape(double gamma_a, double gamma_b, double cross_ab, bint enhanced,
     half-space loosened by 2 roundoff, so the region only grows (near
     tangency, e.g. w_a = w_b on a saturated path, round-off is amplified by
     a square root).
+
+    Inexact references (docs/screening.md, sec. 7): when w_a, w_b are only
+    known to lie within rho_a, rho_b of the optima (rho = sqrt(2 gap), the
+    primal being 1-strongly convex in w), with R = ||w_b|| + rho_b >= ||w*(C)||:
+      SSNSV:  r = R;
+      ESSNSV: r^2 = ||w_b||^2/4 + rho_b R;
+      both:   d' grows by t = rho_a ||w_a|| (||w_a|| >= rho_a),
+              else (||w_a||^2 + rho_a^2) / 2.
+    At rho_a = rho_b = 0 these are the rules above.  The half-space, from
+    the dual: for alpha_a feasible at C_a (w_a = w(alpha_a)) and every (w, b),
+    C_a H(w, b) >= sum_i alpha_a,i (1 - y_i (w'x_i + b)) = sum alpha_a - w_a'w
+    (alpha_a,i <= C_a,i and y'alpha_a = 0).  At w = w*(C), H = s(C) <= s(C_a),
+    and C_a s(C_a) = P*_a - ||w*_a||^2/2 <= D_a(alpha_a) + gap_a - ||w*_a||^2/2
+    with D_a(alpha_a) = sum alpha_a - ||w_a||^2/2, so
+        w_a'w*(C) >= ||w_a||^2/2 + ||w*_a||^2/2 - gap_a,
+    and ||w*_a|| >= (||w_a|| - rho_a)_+ gives t.  (At gap 0 this is paper
+    002's w_a'(w - w_a) >= 0.)  The balls: ||w*(C)|| <= ||w*_b|| <= R
+    (paper 002, Lemma 3), and for ESSNSV w*(C)'(w*_b - w*(C)) >= 0 with
+    (w*_b - w_b)'w*(C) <= rho_b R.
     """
     cdef double radius, d_prime
-    _dome_shape(gamma_a, gamma_b, cross_ab, enhanced, roundoff, &radius, &d_prime)
+    if not (rho_a >= 0.0 and rho_b >= 0.0):
+        raise ValueError("rho_a and rho_b must be >= 0")
+    _dome_shape(gamma_a, gamma_b, cross_ab, enhanced, roundoff, rho_a, rho_b, &radius,
+                &d_prime)
     return radius, d_prime
 
 
@@ -1241,7 +1275,8 @@ cdef class DomePathStep(_PathStep):
 
     The larger reference (optimal at hi_b) is set once per block of the
     path with ``set_upper``; each call screens a box hi_a <= hi <= hi_b from
-    the optimum at hi_a.
+    the optimum at hi_a.  Each reference comes with its duality gap, which
+    widens the dome (``dome_shape``; 0 for exact references).
 
     Parameters
     ----------
@@ -1251,7 +1286,7 @@ cdef class DomePathStep(_PathStep):
         ESSNSV (paper 003, Thm 19) rather than SSNSV (paper 002).
     """
     cdef bint enhanced, has_upper
-    cdef double gamma_b
+    cdef double gamma_b, rho_b
     cdef double[::1] qb, alpha_b, hi_b
 
     def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
@@ -1263,12 +1298,16 @@ cdef class DomePathStep(_PathStep):
         self.qb, self.alpha_b, self.hi_b = np.empty(n), np.empty(n), np.empty(n)
 
     def set_upper(self, const double[::1] alpha_b, const double[::1] grad_b,
-                  const double[::1] hi_b):
-        """The larger reference: the optimum alpha_b at box hi_b and its
-        gradient Q alpha_b - 1 (copied)."""
+                  const double[::1] hi_b, double gap_b):
+        """The larger reference: the optimum alpha_b at box hi_b, its
+        gradient Q alpha_b - 1 (copied) and its duality gap (>= 0)."""
         cdef Py_ssize_t i, n = self.y.shape[0]
         if alpha_b.shape[0] != n or grad_b.shape[0] != n or hi_b.shape[0] != n:
             raise ValueError(f"alpha_b, grad_b and hi_b must have length {n}")
+        if not 0.0 <= gap_b < INFINITY:
+            raise ValueError(f"gap_b must be finite and >= 0, got {gap_b}")
+        # ||w_b - w*_b||^2 <= 2 gap: the primal is 1-strongly convex in w
+        self.rho_b = sqrt(2.0 * gap_b)
         self.gamma_b = 0.0
         for i in range(n):
             self.alpha_b[i] = alpha_b[i]
@@ -1278,10 +1317,11 @@ cdef class DomePathStep(_PathStep):
         self.has_upper = True
 
     def __call__(self, const double[::1] alpha_a, const double[::1] grad_a,
-                 const double[::1] hi_a, const double[::1] hi):
+                 const double[::1] hi_a, const double[::1] hi, double gap_a):
         """R' and L' at box ``hi`` from the optimum (alpha_a, grad_a =
-        Q alpha_a - 1) at box ``hi_a`` and the larger reference: two bool
-        masks, which the next call overwrites."""
+        Q alpha_a - 1) at box ``hi_a``, of duality gap ``gap_a`` (>= 0), and
+        the larger reference: two bool masks, which the next call
+        overwrites."""
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, hi_sum = 0.0
         cdef double roundoff, tau_eff, radius, d_prime
@@ -1289,6 +1329,8 @@ cdef class DomePathStep(_PathStep):
         cdef int err = 0
         if not self.has_upper:
             raise ValueError("DomePathStep: set_upper first")
+        if not 0.0 <= gap_a < INFINITY:
+            raise ValueError(f"gap_a must be finite and >= 0, got {gap_a}")
         self.b[0] = self.b[1] = 0.0
         self.b[2] = self.b[3] = NAN
         self.statuses[0] = self.statuses[1] = 0
@@ -1310,8 +1352,8 @@ cdef class DomePathStep(_PathStep):
                 # of the centres raises tau (docs/screening.md sec. 8).
                 roundoff = _quadratic_roundoff(self.kernel_max, l1, l1)
                 tau_eff = self.tau + _margin_roundoff(self.kernel_max, 1.0, l1, hi_sum)
-                _dome_shape(gamma_a, self.gamma_b, cross, self.enhanced, roundoff, &radius,
-                            &d_prime)
+                _dome_shape(gamma_a, self.gamma_b, cross, self.enhanced, roundoff,
+                            sqrt(2.0 * gap_a), self.rho_b, &radius, &d_prime)
                 err = _fused_margins(self.qa, self.qb, self.y, hi, 1.0, radius, d_prime,
                                      sqrt(fmax(gamma_a, 0.0)), 4 if self.enhanced else 3,
                                      self.norms, self.centred_norms, self.centre_index,

@@ -505,7 +505,9 @@ class _DomeStep:
     no solve is added) and hands it over with ``set_upper``; every C inside
     the block is screened with C_a = the previous C and C_b = the block's
     end.  On an epsilon grid, whose values are not known in advance, the
-    larger optimum is the one at C_max, an extra solve.
+    larger optimum is the one at C_max, an extra solve.  Both optima are the
+    solver's, to its tolerance: their duality gaps widen the dome
+    (``_rules.dome_shape``, docs/screening.md sec. 7).
     """
 
     # Paper 002 uses blocks of M = 5.  The block's end is warm-started from M
@@ -514,13 +516,17 @@ class _DomeStep:
     # M = 5, 0.93 at M = 3 and 0.95 at M = 2.
     lookahead = 2
 
-    def __init__(self, rule, data):
+    def __init__(self, rule, data, problem):
         self.n = data.n
         self.step = data.dome_path_step(rule)     # one typed call a step
+        self.problem = problem
         self.hi_upper = None
 
+    def gap(self, alpha, grad, hi):
+        return gap_of(alpha, grad, self.problem.p, self.problem.lo, hi, self.problem.y)
+
     def set_upper(self, alpha, grad, hi):
-        self.step.set_upper(alpha, grad, hi)
+        self.step.set_upper(alpha, grad, hi, self.gap(alpha, grad, hi).gap)
         self.hi_upper = hi
 
     def covers(self, hi):
@@ -531,7 +537,9 @@ class _DomeStep:
         if not self.covers(hi):
             none = np.zeros(self.n, dtype=bool)
             return none, none
-        return self.step(alpha_ref, grad_ref, hi_ref, hi)
+        if gap_ref is None:
+            gap_ref = self.gap(alpha_ref, grad_ref, hi_ref)
+        return self.step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
 
 
 def screening_applies(problem, rule):
@@ -565,7 +573,7 @@ def make_screening(rule, problem, fit_intercept):
                          qmatrix=problem.Q, centre_sample=centre_sample(problem.n),
                          **problem.kernel_params)
     if rule in ("ssnsv", "essnsv"):
-        return _DomeStep(rule, data)
+        return _DomeStep(rule, data, problem)
     if rule == "dvi":
         # One typed call a step (the rule of screen(rule="dvi"), without its
         # per-call Python work: on heart_scale that work was half the step).
@@ -662,10 +670,10 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         but updates Q s-hat by kernel columns each step, which measured
         slower overall (benchmarks/bench_path.py).  The domes ("essnsv",
         "ssnsv") need an optimum at a larger C: the path solves every other C
-        first and screens the C in between (paper 002, Algorithm 2).  They
-        assume exact references (no gap inflation derived yet,
-        docs/screening.md sec. 7): at a tolerance-level reference they can
-        screen wrongly, which the check puts back (``put_back`` > 0).
+        first and screens the C in between (paper 002, Algorithm 2).  Every
+        rule widens its region by its references' duality gaps, so it is
+        safe at the solver's tolerance (docs/screening.md secs. 3-7); the
+        domes lose the most to that widening on linear kernels.
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int or None
         Stratified k-fold cross-validation along the path.

@@ -313,7 +313,8 @@ class ScreeningResult:
     radius : float
         Radius of the (gap-)DVI ball (0 for the domes).
     gap_ref : float
-        Duality gap of the reference used in the radius.
+        Duality gap of the reference used in the radius (the domes: of the
+        smaller reference, alpha_a).
     status : dict
         Geometry statuses and flags (e.g. ``"disjoint"``: the inputs were
         inconsistent and a looser fallback was used).
@@ -652,24 +653,29 @@ def _pairwise(data, qa, q, radius, hi, zero, bound, slack):
 
 
 def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
-                rule="essnsv", *, tau=DEFAULT_TAU):
+                rule="essnsv", *, tau=DEFAULT_TAU, exact_reference=False):
     """SSNSV (paper 002) or ESSNSV (paper 003, Thm 19) for hi_a <= hi <= hi_b.
 
     Parameters
     ----------
     data : ScreeningData
     alpha_a, grad_a, hi_a
-        The optimum at the smaller box (C_a <= C) and its gradient Q a - 1.
+        A feasible point at the smaller box (C_a <= C), e.g. the solver's
+        optimum there, and its gradient Q a - 1 (None computes it).
     alpha_b, grad_b, hi_b
-        The optimum at the larger box (C_b >= C), or any point whose hinge
-        loss is at most s(C) (paper 002, Lemma 1).
+        A feasible point at the larger box (C_b >= C), likewise.
     hi : target box, proportional to hi_a and hi_b.
     rule : {"ssnsv", "essnsv"}
+    tau : float
+        Safety margin of the tests l > 1 + tau, u < 1 - tau.
+    exact_reference : bool
+        Treat both references as exactly optimal (gap 0): the papers' rules.
+        Unsafe for inexact references; for tests and reproductions.
 
-    Both references must be optimal (to the tolerance the caller accepts):
-    the half-space of the dome is a first-order optimality condition at w_a,
-    and no gap inflation is derived for it (docs/screening.md, sec. 6).
-    The final KKT check of the screened solve is the guard.
+    The papers' domes need optimal references: the half-space is a
+    first-order optimality condition at w_a.  Here each reference's duality
+    gap widens the dome (``_rules.dome_shape``, docs/screening.md sec. 7),
+    so that the rule is safe for any feasible references.
     """
     if rule not in DOME_RULES:
         raise ValueError(f"rule must be one of {DOME_RULES}, got {rule!r}")
@@ -687,17 +693,22 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     grad_b = data.q_times(alpha_b) - 1.0 if grad_b is None else np.ascontiguousarray(
         grad_b, dtype=np.float64)
     start = time.perf_counter()
+    y = data.y if data.fit_intercept else None
+    gap_a, gap_b = (0.0, 0.0) if exact_reference else (
+        gap_of(alpha, grad, -np.ones(n), np.zeros(n), box, y).gap
+        for alpha, grad, box in ((alpha_a, grad_a, hi_a), (alpha_b, grad_b, hi_b)))
     # The path's typed step, run once (_rules.DomePathStep: the dome's shape
-    # with its round-off, the margins over it and R', L').
+    # with its round-off and the references' gaps, the margins over it and
+    # R', L').
     step = data.dome_path_step(rule, tau=tau)
-    step.set_upper(alpha_b, grad_b, hi_b)
-    zero, bound = step(alpha_a, grad_a, hi_a, hi)
+    step.set_upper(alpha_b, grad_b, hi_b, gap_b)
+    zero, bound = step(alpha_a, grad_a, hi_a, hi, gap_a)
     found = step.details()
     b_interval, b_centred = _intervals(data, *found["b"])
     return ScreeningResult(
         rule=rule, lower=found["lower"], upper=found["upper"], screened_zero=zero,
         screened_bound=bound, b_interval=b_interval, b_interval_centred=b_centred,
-        seconds=time.perf_counter() - start, radius=0.0, gap_ref=0.0,
+        seconds=time.perf_counter() - start, radius=0.0, gap_ref=gap_a,
         status={"dome": _statuses(data, *found["statuses"]),
                 "conflicts": found["conflicts"]},
         shat_state=None)

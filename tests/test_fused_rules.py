@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from svmscreen import _rules
 from svmscreen._bounds import ball_bounds, dome_bounds, two_ball_bounds
-from svmscreen.objective import duality_gap
+from svmscreen.objective import duality_gap, gap_of
 from svmscreen.screening import ScreeningData, screen
 
 from _reference import exact_svc
@@ -282,9 +282,15 @@ def test_path_dvi_step_checks_its_input():
     dome = _rules.DomePathStep(y, np.ones(3), np.ones(3), np.empty(0, np.intp), True, True,
                                1.0, 1e-9)
     with pytest.raises(ValueError, match="set_upper first"):
-        dome(np.zeros(3), -np.ones(3), np.ones(3), np.ones(3))
+        dome(np.zeros(3), -np.ones(3), np.ones(3), np.ones(3), 0.0)
     with pytest.raises(ValueError, match="length 3"):
-        dome.set_upper(np.zeros(2), np.zeros(3), np.ones(3))
+        dome.set_upper(np.zeros(2), np.zeros(3), np.ones(3), 0.0)
+    for gap in (-1e-3, np.nan, np.inf):
+        with pytest.raises(ValueError, match="gap_b must be finite and >= 0"):
+            dome.set_upper(np.zeros(3), -np.ones(3), np.ones(3), gap)
+        dome.set_upper(np.zeros(3), -np.ones(3), np.ones(3), 0.0)
+        with pytest.raises(ValueError, match="gap_a must be finite and >= 0"):
+            dome(np.zeros(3), -np.ones(3), np.ones(3), np.ones(3), gap)
 
 
 @pytest.mark.parametrize("rule", ["it", "bt2"])
@@ -337,16 +343,19 @@ def test_path_dome_step_equals_screen_dome(seed, n, fit_intercept, weighted, cen
     alpha_b = exact_svc(K, y, hi_b, fit_intercept)[0]
     data = ScreeningData(X, y, kernel="rbf", gamma=0.5, fit_intercept=fit_intercept,
                          centre=centre, centre_sample=5)
+    y_gap = y if fit_intercept else None
+    gap_a, gap_b = (gap_of(alpha, Q @ alpha - 1.0, -np.ones(n), np.zeros(n), box, y_gap).gap
+                    for alpha, box in ((alpha_a, hi_a), (alpha_b, hi_b)))
     step = data.dome_path_step(rule)
-    step.set_upper(alpha_b, Q @ alpha_b - 1.0, hi_b)
-    zero, bound = step(alpha_a, Q @ alpha_a - 1.0, hi_a, hi)
+    step.set_upper(alpha_b, Q @ alpha_b - 1.0, hi_b, gap_b)
+    zero, bound = step(alpha_a, Q @ alpha_a - 1.0, hi_a, hi, gap_a)
     want = screen_dome(data, alpha_a, Q @ alpha_a - 1.0, hi_a, alpha_b, Q @ alpha_b - 1.0,
                        hi_b, hi, rule=rule)
     assert zero.dtype == bool and bound.dtype == bool
     assert zero.tolist() == want.screened_zero.tolist()
     assert bound.tolist() == want.screened_bound.tolist()
     with pytest.raises(ValueError, match="hi_a <= hi <= hi_b"):
-        step(alpha_a, Q @ alpha_a - 1.0, hi_a, 1.01 * hi_b)
+        step(alpha_a, Q @ alpha_a - 1.0, hi_a, 1.01 * hi_b, gap_a)
 
 
 @settings(max_examples=25, deadline=None)

@@ -180,6 +180,36 @@ def test_ball_rules_put_nothing_back_at_the_edges_of_precision(rule):
         assert np.all(path.put_back == 0)
 
 
+# A random problem on which ESSNSV, fed the path's tol-1e-3 optima as if exact,
+# proved a free support vector to be at its bound (put back by the check).
+DOME_CASE_X = np.array([
+    [-1.711491, -0.018258, 2.404792], [-2.182924, -0.356433, -2.759464],
+    [-0.691942, 0.349373, 0.789096], [-0.711555, -2.669374, -0.593663],
+    [0.150315, -0.037396, 0.303688], [2.461999, 0.189706, -1.574285],
+    [-1.148941, 0.492584, 0.115266], [-0.694707, 1.013762, 1.320076],
+    [-1.144347, -0.933678, 0.851073], [-0.506258, 1.201595, -0.037357],
+    [0.292381, 0.997705, 0.992171], [0.547899, -0.500324, -0.076935],
+    [-0.368762, -0.656658, 0.448464], [-1.326483, -0.246693, -0.001628],
+    [-0.161149, 0.881627, 1.207359]])
+DOME_CASE_Y = [1, -1, 1, -1, -1, 1, -1, 1, 1, 1, 1, 1, -1, 1, -1]
+
+
+@pytest.mark.parametrize("rule", ["ssnsv", "essnsv"])
+def test_domes_are_safe_at_tolerance_level_references(rule):
+    """The domes widen by their references' duality gaps (docs/screening.md
+    sec. 7): at tol 1e-3 nothing is put back, and the path still screens."""
+    options = dict(C=[1.1646e-3, 4.2509e-2, 0.1512, 14.943, 62.68], kernel="linear",
+                   class_weight={1: 0.2}, tol=1e-3)
+    plain = train_path(DOME_CASE_X, DOME_CASE_Y, screening=None, **options)
+    path = train_path(DOME_CASE_X, DOME_CASE_Y, screening=rule, **options)
+    assert np.all(path.put_back == 0)
+    np.testing.assert_allclose(path.objective, plain.objective, rtol=1e-2)
+    X, y = load_dataset("breast-cancer_scale")
+    path = train_path(X, y, n_C=20, kernel="linear", screening=rule)
+    assert np.all(path.put_back == 0)
+    assert np.sum(path.screened_zero + path.screened_bound) > 0
+
+
 @pytest.mark.parametrize("kernel, coef0", [("sigmoid", -1.0), ("poly", -1.0)])
 def test_kernels_that_need_not_be_psd_are_solved_without_screening(kernel, coef0):
     # The rules assume a concave dual; on these kernels a screened path ended

@@ -491,6 +491,64 @@ def test_inexact_references_never_screen_wrongly(problem, log_c_ref, log_q, fit_
     assert_sandwich(dynamic, K, y, alpha_opt, b_ref_star, fit_intercept)
 
 
+@settings(max_examples=examples(120), deadline=None)
+@given(problems, log_c, st.sampled_from([0.0, 0.05, 0.2, 0.5]), st.sampled_from([0.0, 0.1, 0.4]),
+       st.booleans(), st.integers(0, 3), st.sampled_from(["exact", "near", "mid", "far"]),
+       st.sampled_from(["exact", "near", "mid", "far"]))
+def test_inexact_references_never_screen_wrongly_domes(problem, log_c_a, log_up, log_up_b,
+                                                       fit_intercept, weight_choice, how_a,
+                                                       how_b):
+    """The gap-inflated SSNSV/ESSNSV domes (docs/screening.md sec. 7) for
+    ARBITRARY feasible references at C_a <= C <= C_b: no wrong screen, the
+    bounds contain the exact margins, and ESSNSV's sets contain SSNSV's."""
+    X, y, K, gamma = make_problem(*problem)
+    weights = class_weights(y, weight_choice)
+    c_a = 10.0**log_c_a
+    c = c_a * 10.0**log_up
+    c_b = c * 10.0**log_up_b
+    rng = np.random.default_rng(problem[0] + 2)
+    references = []
+    for box, how in ((c_a * weights, how_a), (c_b * weights, how_b)):
+        alpha = exact_svc(K, y, box, fit_intercept)[0]
+        references.append(alpha if how == "exact" else
+                          random_feasible(rng, alpha, box, y, fit_intercept, how))
+    alpha_star, b_star = exact_svc(K, y, c * weights, fit_intercept)
+    Q = (y[:, None] * y[None, :]) * K
+    data = ScreeningData(X, y, problem[3], gamma, fit_intercept=fit_intercept)
+    (alpha_a, alpha_b), results = references, {}
+    for rule in ("ssnsv", "essnsv"):
+        result = screen_dome(data, alpha_a, Q @ alpha_a - 1, c_a * weights, alpha_b,
+                             Q @ alpha_b - 1, c_b * weights, c * weights, rule)
+        assert wrong_screens(result, alpha_star, c * weights) == 0, rule
+        assert_sandwich(result, K, y, alpha_star, b_star, fit_intercept)
+        results[rule] = result
+    assert np.all(results["ssnsv"].screened_zero <= results["essnsv"].screened_zero)
+    assert np.all(results["ssnsv"].screened_bound <= results["essnsv"].screened_bound)
+
+
+def test_naive_domes_with_inexact_references_fail():
+    """As for the balls: the papers' domes fed inexact references as if exact
+    screen wrongly; the gap-inflated domes on the same inputs do not."""
+    naive_wrong = safe_wrong = 0
+    for seed in range(40):
+        X, y, K, gamma = make_problem(seed, 24, 2, "linear", 1.0, 0.5)
+        rng = np.random.default_rng(seed)
+        alpha_a = random_feasible(rng, exact_svc(K, y, 1.0, False)[0], np.ones(24), y,
+                                  False, "mid")
+        alpha_b = exact_svc(K, y, 2.0, False)[0]
+        alpha_star, _ = exact_svc(K, y, 1.1, False)
+        Q = (y[:, None] * y[None, :]) * K
+        data = ScreeningData(X, y, "linear", gamma, fit_intercept=False)
+        for exact in (True, False):
+            result = screen_dome(data, alpha_a, Q @ alpha_a - 1, 1.0, alpha_b,
+                                 Q @ alpha_b - 1, 2.0, 1.1, "essnsv", exact_reference=exact)
+            wrong = wrong_screens(result, alpha_star, 1.1 * np.ones(24))
+            naive_wrong += wrong if exact else 0
+            safe_wrong += 0 if exact else wrong
+    assert naive_wrong > 0
+    assert safe_wrong == 0
+
+
 def test_naive_rule_with_inexact_reference_fails():
     """Demonstration (seed_000 P10, bias_screening sec. 6.3): the papers'
     rules fed an inexact reference as if exact DO screen wrongly, which is
