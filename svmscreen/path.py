@@ -672,8 +672,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         "ssnsv") need an optimum at a larger C: the path solves every other C
         first and screens the C in between (paper 002, Algorithm 2).  Every
         rule widens its region by its references' duality gaps, so it is
-        safe at the solver's tolerance (docs/screening.md secs. 3-7); the
-        domes lose the most to that widening on linear kernels.
+        safe at the solver's tolerance (docs/screening.md secs. 3-7).  The
+        domes lose the most to that widening, and on small problems their
+        look-ahead solves cost more than they save (sec. 7).
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int or None
         Stratified k-fold cross-validation along the path.
