@@ -513,7 +513,8 @@ class _DomeStep:
     # Paper 002 uses blocks of M = 5.  The block's end is warm-started from M
     # values back, which costs iterations: on eight small rows of
     # bench_path.py (--clock cpu), screened / unscreened time was 0.85 at
-    # M = 5, 0.93 at M = 3 and 0.95 at M = 2.
+    # M = 5, 0.93 at M = 3 and 0.95 at M = 2 with the exact-trusting domes;
+    # 1.13 at M = 2 with the gap-inflated ones (docs/screening.md sec. 7).
     lookahead = 2
 
     def __init__(self, rule, data, problem):
