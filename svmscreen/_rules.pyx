@@ -770,6 +770,15 @@ cdef void _bt2_ball(const double[::1] alpha, const double[::1] qa,
 # SSNSV / ESSNSV: domes
 # ---------------------------------------------------------------------------
 
+def _distance_to_optimum(double gap, str name):
+    """sqrt(2 gap), the distance of a reference's w to the optimum's: the
+    primal is 1-strongly convex in w, so ||w - w*||^2 <= 2 gap (with or
+    without the intercept).  ``gap`` (named ``name``) must be finite and >= 0."""
+    if not 0.0 <= gap < INFINITY:
+        raise ValueError(f"{name} must be finite and >= 0, got {gap}")
+    return sqrt(2.0 * gap)
+
+
 cdef inline void _dome_shape(double gamma_a, double gamma_b, double cross_ab, bint enhanced,
                              double roundoff, double rho_a, double rho_b, double* radius,
                              double* d_prime) noexcept nogil:
@@ -1304,10 +1313,7 @@ cdef class DomePathStep(_PathStep):
         cdef Py_ssize_t i, n = self.y.shape[0]
         if alpha_b.shape[0] != n or grad_b.shape[0] != n or hi_b.shape[0] != n:
             raise ValueError(f"alpha_b, grad_b and hi_b must have length {n}")
-        if not 0.0 <= gap_b < INFINITY:
-            raise ValueError(f"gap_b must be finite and >= 0, got {gap_b}")
-        # ||w_b - w*_b||^2 <= 2 gap: the primal is 1-strongly convex in w
-        self.rho_b = sqrt(2.0 * gap_b)
+        self.rho_b = _distance_to_optimum(gap_b, "gap_b")
         self.gamma_b = 0.0
         for i in range(n):
             self.alpha_b[i] = alpha_b[i]
@@ -1324,13 +1330,12 @@ cdef class DomePathStep(_PathStep):
         overwrites."""
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, hi_sum = 0.0
-        cdef double roundoff, tau_eff, radius, d_prime
+        cdef double roundoff, tau_eff, radius, d_prime, rho_a
         cdef bint weighted = False, ordered = True
         cdef int err = 0
         if not self.has_upper:
             raise ValueError("DomePathStep: set_upper first")
-        if not 0.0 <= gap_a < INFINITY:
-            raise ValueError(f"gap_a must be finite and >= 0, got {gap_a}")
+        rho_a = _distance_to_optimum(gap_a, "gap_a")
         self.b[0] = self.b[1] = 0.0
         self.b[2] = self.b[3] = NAN
         self.statuses[0] = self.statuses[1] = 0
@@ -1353,7 +1358,7 @@ cdef class DomePathStep(_PathStep):
                 roundoff = _quadratic_roundoff(self.kernel_max, l1, l1)
                 tau_eff = self.tau + _margin_roundoff(self.kernel_max, 1.0, l1, hi_sum)
                 _dome_shape(gamma_a, self.gamma_b, cross, self.enhanced, roundoff,
-                            sqrt(2.0 * gap_a), self.rho_b, &radius, &d_prime)
+                            rho_a, self.rho_b, &radius, &d_prime)
                 err = _fused_margins(self.qa, self.qb, self.y, hi, 1.0, radius, d_prime,
                                      sqrt(fmax(gamma_a, 0.0)), 4 if self.enhanced else 3,
                                      self.norms, self.centred_norms, self.centre_index,

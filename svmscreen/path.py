@@ -290,6 +290,10 @@ class _Problem:
         self.lo = np.zeros(self.n)
         self.y = signs if fit_intercept else None
 
+    def gap(self, alpha, grad, hi):
+        """The duality gap (``objective.Gap``) of a feasible alpha at box hi."""
+        return gap_of(alpha, grad, self.p, self.lo, hi, self.y)
+
 
 def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilon=None,
              C_max=None, progress=None, on_solution=None):
@@ -326,7 +330,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         if hard_margin:
             # alpha stays optimal, but its gap grows with the box: tol-level
             # margin violations are weighted by C
-            gap = gap_of(alpha, grad, p, lo, hi, y)
+            gap = problem.gap(alpha, grad, hi)
             row = dict(rows[-1], C=C, n_iter=0, rule_seconds=0.0, solve_seconds=0.0,
                        screened_zero=0, screened_bound=0, put_back=0,
                        duality_gap=gap.gap)
@@ -384,7 +388,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             warnings.warn(f"C={C:g}: the solver reached max_iter before the tolerance",
                           ConvergenceWarning, stacklevel=3)
         alpha, grad, C_prev, hi_prev = result.alpha, result.grad, C, hi
-        gap = gap_of(alpha, grad, p, lo, hi, y)
+        gap = problem.gap(alpha, grad, hi)
         at_bound = alpha >= hi
         rows.append(dict(
             C=C, objective=result.objective, duality_gap=gap.gap,
@@ -523,11 +527,8 @@ class _DomeStep:
         self.problem = problem
         self.hi_upper = None
 
-    def gap(self, alpha, grad, hi):
-        return gap_of(alpha, grad, self.problem.p, self.problem.lo, hi, self.problem.y)
-
     def set_upper(self, alpha, grad, hi):
-        self.step.set_upper(alpha, grad, hi, self.gap(alpha, grad, hi).gap)
+        self.step.set_upper(alpha, grad, hi, self.problem.gap(alpha, grad, hi).gap)
         self.hi_upper = hi
 
     def covers(self, hi):
@@ -539,7 +540,7 @@ class _DomeStep:
             none = np.zeros(self.n, dtype=bool)
             return none, none
         if gap_ref is None:
-            gap_ref = self.gap(alpha_ref, grad_ref, hi_ref)
+            gap_ref = self.problem.gap(alpha_ref, grad_ref, hi_ref)
         return self.step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
 
 
@@ -588,7 +589,7 @@ def make_screening(rule, problem, fit_intercept):
 
     def ball_step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
         if gap_ref is None:
-            gap_ref = gap_of(alpha_ref, grad_ref, problem.p, problem.lo, hi_ref, problem.y)
+            gap_ref = problem.gap(alpha_ref, grad_ref, hi_ref)
         if rule == "dvi":
             return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
         if budget_by_solve:

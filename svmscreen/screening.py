@@ -240,6 +240,13 @@ class ScreeningData:
             return self.centred_norms, self.centre_index
         return self.norms, _NO_INDEX
 
+    def reference_gap(self, alpha, grad, hi):
+        """The duality gap (``objective.Gap``) of a feasible reference alpha
+        at box hi, grad = Q alpha - 1 (the rules' C-SVC: p = -1, lo = 0)."""
+        n = self.n
+        return gap_of(alpha, grad, -np.ones(n), np.zeros(n), hi,
+                      self.y if self.fit_intercept else None)
+
     def dvi_path_step(self, tau=DEFAULT_TAU):
         """The (gap-)DVI rule of a path step as one typed call
         (``_rules.DviPathStep``, the step of ``screen(rule="dvi")``)."""
@@ -458,7 +465,6 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     n = data.n
-    y = data.y
     alpha = np.ascontiguousarray(alpha_ref, dtype=np.float64)
     if alpha.shape != (n,):
         raise ValueError(f"alpha_ref must have shape ({n},), got {alpha.shape}")
@@ -473,8 +479,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
             raise ValueError(f"grad_ref must have shape ({n},), got {grad.shape}")
         qa = grad + 1.0
     start = time.perf_counter()
-    gap = gap_ref if gap_ref is not None else gap_of(
-        alpha, grad, -np.ones(n), np.zeros(n), hi_ref, y if data.fit_intercept else None)
+    gap = gap_ref if gap_ref is not None else data.reference_gap(alpha, grad, hi_ref)
     b_ref = gap.b
     gap0 = 0.0 if exact_reference else max(gap.gap, 0.0)
     status = {}
@@ -693,9 +698,8 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     grad_b = data.q_times(alpha_b) - 1.0 if grad_b is None else np.ascontiguousarray(
         grad_b, dtype=np.float64)
     start = time.perf_counter()
-    y = data.y if data.fit_intercept else None
     gap_a, gap_b = (0.0, 0.0) if exact_reference else (
-        gap_of(alpha, grad, -np.ones(n), np.zeros(n), box, y).gap
+        data.reference_gap(alpha, grad, box).gap
         for alpha, grad, box in ((alpha_a, grad_a, hi_a), (alpha_b, grad_b, hi_b)))
     # The path's typed step, run once (_rules.DomePathStep: the dome's shape
     # with its round-off and the references' gaps, the margins over it and
