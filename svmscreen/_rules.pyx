@@ -351,11 +351,11 @@ cdef int _scores_to_margins(const double[::1] score_lo, const double[::1] score_
                             const double[::1] y, const double[::1] weight,
                             bint weighted, double target, double[::1] beta_lo,
                             double[::1] beta_hi, double[::1] lower, double[::1] upper,
-                            double* b_lo, double* b_hi) noexcept nogil:
-    """score_lo_i <= w*'v_i <= score_hi_i  ->  the intercept interval and the
-    margin bounds (bias_screening.md, Thm 2 and sec. 2.3), tightening
-    lower/upper in place.  beta_lo/beta_hi are scratch of length n.
-    Returns 0, or -1 if out of memory."""
+                            double* b_lo, double* b_hi, bint margins=True) noexcept nogil:
+    """score_lo_i <= w*'v_i <= score_hi_i  ->  the intercept interval and
+    (if ``margins``) the margin bounds (bias_screening.md, Thm 2 and sec.
+    2.3), tightening lower/upper in place.  beta_lo/beta_hi are scratch of
+    length n.  Returns 0, or -1 if out of memory."""
     cdef Py_ssize_t i, n = y.shape[0]
     for i in range(n):
         beta_lo[i] = y[i] - score_hi[i]
@@ -363,7 +363,8 @@ cdef int _scores_to_margins(const double[::1] score_lo, const double[::1] score_
     if _count_interval(&beta_lo[0], &beta_hi[0], &y[0], &weight[0], n, weighted, target,
                        b_lo, b_hi):
         return -1
-    _margins_loop(score_lo, score_hi, y, b_lo[0], b_hi[0], lower, upper)
+    if margins:
+        _margins_loop(score_lo, score_hi, y, b_lo[0], b_hi[0], lower, upper)
     return 0
 
 
@@ -538,6 +539,13 @@ cdef enum:
 WORK_ROWS = N_WORK_ROWS
 
 
+# The v-sets of ``_fused_margins`` (bias_screening.md sec. 2.4a), as bits.
+cdef enum:
+    V_PLAIN = 1      # v_i = phi_i
+    V_CENTRED = 2    # v_i = phi_i - c
+    V_BOTH = 3
+
+
 cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double[::1] y,
                         const double[::1] hi, double q, double r1, double r2,
                         double phi_norm, int geometry, const double[::1] norms,
@@ -545,7 +553,7 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
                         const Py_ssize_t[::1] centre_index, bint fit_intercept,
                         bint weighted, double target, double[::1] lower,
                         double[::1] upper, double[:, ::1] work, double* b,
-                        int* statuses) noexcept nogil:
+                        int* statuses, int sets=V_BOTH, bint margins=True) noexcept nogil:
     """The margin bounds of every sample over one region, in typed loops:
     per v-set (bias-free: z_i; intercept: phi_i, and phi_i - c
     when ``centre_index`` is not empty), the score bounds over the region,
@@ -561,7 +569,10 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
                 (``dome_shape``), qa = Q alpha_a, qs = Q alpha_b, r1 = r,
                 r2 = d', phi_norm = ||w_a||; o = 0 (3) or w_b / 2 (4).
     b[0:2] = plain interval, b[2:4] = centred one; statuses[0:2] the
-    geometry statuses of the sets.  Returns 0, or -1 out of memory.
+    geometry statuses of the sets.  ``sets`` (V_PLAIN, V_CENTRED, V_BOTH)
+    limits the v-sets (a set left out gets the interval (-inf, inf));
+    without ``margins`` only the intervals are computed (intercept only:
+    lower and upper are left alone).  Returns 0, or -1 out of memory.
     """
     cdef Py_ssize_t i, k, n = qa.shape[0]
     cdef const Py_ssize_t[::1] no_index = centre_index[:0]
@@ -572,10 +583,17 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
     cdef double[::1] out_lo, out_hi
     cdef double t = 0.5 * (1.0 + q), shift_w, shift_s, dw, ds
     cdef int n_sets = 1 if (not fit_intercept or centre_index.shape[0] == 0) else 2
-    for i in range(n):
-        lower[i] = -INFINITY
-        upper[i] = INFINITY
+    if n_sets == 1:
+        sets = V_PLAIN
+    if margins:
+        for i in range(n):
+            lower[i] = -INFINITY
+            upper[i] = INFINITY
     for k in range(n_sets):
+        if not (sets & (V_PLAIN if k == 0 else V_CENTRED)):
+            b[2 * k] = -INFINITY
+            b[2 * k + 1] = INFINITY
+            continue
         index = no_index if k == 0 else centre_index
         out_lo = s_lo if fit_intercept else lower
         out_hi = s_hi if fit_intercept else upper
@@ -610,7 +628,7 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
         if fit_intercept:
             # d_w, d_s are scratch for the thresholds
             if _scores_to_margins(s_lo, s_hi, y, hi, weighted, target, d_w, d_s,
-                                  lower, upper, &b[2 * k], &b[2 * k + 1]):
+                                  lower, upper, &b[2 * k], &b[2 * k + 1], margins):
                 return -1
     return 0
 
@@ -673,8 +691,11 @@ cdef void _choose_shat(const double[::1] qa, const double[::1] y,
     the choice does not depend on round-off in Q alpha.
     """
     cdef Py_ssize_t i, k, n = qa.shape[0]
-    cdef double t = 0.5 * (1.0 + q), best = -INFINITY, val, v_lo, v_hi, b
+    cdef double t = 0.5 * (1.0 + q), best = -INFINITY, val, b, centre, size
+    cdef double term_lo, term_hi
     cdef double cand[3]
+    cdef double v_lo[3]
+    cdef double v_hi[3]
     cdef int best_k = 0
     if not fit_intercept or not (b_lo > -INFINITY and b_hi < INFINITY):
         for i in range(n):
@@ -684,14 +705,20 @@ cdef void _choose_shat(const double[::1] qa, const double[::1] y,
     cand[1] = b_hi
     cand[2] = 0.5 * (b_lo + b_hi)
     for k in range(3):
-        b = cand[k]
-        v_lo = 0.0
-        v_hi = 0.0
-        for i in range(n):
-            if 1.0 - t * qa[i] - y[i] * b > COUNT_EPS * (1.0 + fabs(t * qa[i]) + fabs(b)):
-                v_lo += hi[i] * (1.0 - t * qa[i] - y[i] * b_lo)
-                v_hi += hi[i] * (1.0 - t * qa[i] - y[i] * b_hi)
-        val = fmin(v_lo, v_hi)
+        v_lo[k] = v_hi[k] = 0.0
+    # the three candidates' sums in one pass (selects, not branches: the
+    # signs are as unpredictable as the data)
+    for i in range(n):
+        centre = 1.0 - t * qa[i]
+        size = 1.0 + fabs(t * qa[i])
+        term_lo = hi[i] * (centre - y[i] * b_lo)
+        term_hi = hi[i] * (centre - y[i] * b_hi)
+        for k in range(3):
+            if centre - y[i] * cand[k] > COUNT_EPS * (size + fabs(cand[k])):
+                v_lo[k] += term_lo
+                v_hi[k] += term_hi
+    for k in range(3):
+        val = fmin(v_lo[k], v_hi[k])
         if val > best + COUNT_EPS * (1.0 + fabs(best)) or k == 0:
             best = val
             best_k = k
@@ -1104,7 +1131,7 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
                     const Py_ssize_t[::1] centre_index, bint fit_intercept,
                     double[::1] lower, double[::1] upper, double[:, ::1] work,
                     unsigned char[::1] screened_zero, unsigned char[::1] screened_bound,
-                    BallStep* out) noexcept nogil:
+                    BallStep* out, int sets=V_BOTH, bint margins=True) noexcept nogil:
     """The (gap-)DVI step, O(n) given qa = Q alpha_ref and the reference's
     duality gap gap0 (lengths checked by the callers):
 
@@ -1116,6 +1143,8 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
             (``_fused_margins``, geometry 0),
         and, if the masks are not empty, R' = {l > 1 + tau'}, L' = {u < 1 - tau'}
             with conflicts dropped, tau' = tau + the round-off of the centres.
+    ``sets`` and ``margins`` as ``_fused_margins``: BT2 and IT take only the
+    ball's plain intercept interval (bias-free, nothing of the margins).
 
     Returns 0, -1 when the boxes are not positive, finite and proportional,
     -2 out of memory."""
@@ -1133,9 +1162,11 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
         kernel_max, out.s.alpha_l1, out.s.alpha_l1)
     out.r1 = _gap_dvi_radius(out.s.q, out.s.W, gap0, roundoff)
     out.tau_eff = tau + _margin_roundoff(kernel_max, out.s.q, out.s.alpha_l1, out.s.hi_sum)
+    if not (margins or fit_intercept):
+        return 0
     if _fused_margins(qa, qa, y, hi, out.s.q, out.r1, 0.0, 0.0, 0, norms, centred_norms,
                       centre_index, fit_intercept, out.s.weighted, 0.0, lower, upper, work,
-                      out.b, out.statuses):
+                      out.b, out.statuses, sets, margins):
         return -2
     if screened_zero.shape[0] > 0:
         out.conflicts = _classify_masks_loop(lower, upper, out.tau_eff, screened_zero,
@@ -1210,7 +1241,8 @@ cdef class _PathStep:
 
     cdef int _ball(self, const double[::1] alpha, const double[::1] grad,
                    const double[::1] hi_ref, const double[::1] hi, double gap0,
-                   bint exact_reference, bint classify) except -1:
+                   bint exact_reference, bint classify, int sets=V_BOTH,
+                   bint margins=True) except -1:
         """qa = grad + 1 and the (gap-)DVI step (``_ball_step``) into
         ``ball``, with R' and L' into the masks if ``classify``."""
         cdef Py_ssize_t i, n = self.y.shape[0]
@@ -1225,7 +1257,7 @@ cdef class _PathStep:
             err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, exact_reference,
                              self.kernel_max, self.tau, self.norms, self.centred_norms,
                              self.centre_index, self.fit_intercept, self.lower, self.upper,
-                             self.work, zero, bound, &self.ball)
+                             self.work, zero, bound, &self.ball, sets, margins)
         if err == -1:
             raise ValueError("hi and hi_ref must be positive, finite and proportional")
         if err:
@@ -1623,7 +1655,10 @@ cdef class TwoBallPathStep(_PathStep):
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef double l1 = 0.0
         cdef int err
-        self._ball(alpha, grad, hi_ref, hi, gap0, exact_reference, False)
+        # Of the ball, s-hat and BT2 need only the intercept interval for b*
+        # itself, the plain v-set's (the centred set bounds b* + w*'c); the
+        # region's margins below are tighter than the ball's.
+        self._ball(alpha, grad, hi_ref, hi, gap0, exact_reference, False, V_PLAIN, False)
         with nogil:
             _choose_shat(self.qa, self.y, hi, self.ball.s.q, self.ball.b[0], self.ball.b[1],
                          self.fit_intercept, self.shat)
