@@ -247,6 +247,107 @@ cdef void _equal_weight_interval(double* beta_lo, double* beta_hi,
         b_hi[0] = _select(beta_hi, m, m - k_hi)
 
 
+cdef double _gap_at(const double* alpha, const double* G, const double* lo,
+                    const double* hi, const double* y, Py_ssize_t n,
+                    double b) noexcept nogil:
+    """h(b) = sum_i (a_i - lo_i) [G_i + y_i b]_+ + (hi_i - a_i) [G_i + y_i b]_-,
+    the duality gap of a feasible a at the intercept b (objective.py, its
+    module docstring; y NULL: bias-free, b unused)."""
+    cdef Py_ssize_t i
+    cdef double gap = 0.0, margin
+    for i in range(n):
+        margin = G[i] + (y[i] * b if y != NULL else 0.0)
+        if margin > 0.0:
+            gap += (alpha[i] - lo[i]) * margin
+        else:
+            gap -= (hi[i] - alpha[i]) * margin
+    return gap
+
+
+cdef double _weighted_lower_quantile(double* value, double* weight, Py_ssize_t n,
+                                     double target) noexcept nogil:
+    """The least v among value[0:n] with sum_{value_j <= v} weight_j >= target
+    (weights >= 0), by quickselect with a three-way partition, O(n)
+    expected; the largest value if no v reaches the target (round-off).
+    Permutes value and weight together."""
+    cdef Py_ssize_t lo = 0, hi = n, i, less, more
+    cdef double below = 0.0, w_less, w_equal, pivot, a, b, c, v, w, largest = -INFINITY
+    for i in range(n):
+        largest = value[i] if value[i] > largest else largest
+    while hi > lo:
+        a = value[lo]
+        b = value[lo + (hi - lo) // 2]
+        c = value[hi - 1]
+        pivot = b if a < b else a
+        pivot = c if c < pivot else pivot
+        a = a if a < b else b
+        pivot = pivot if pivot > a else a
+        # [lo, less): below the pivot, [less, more): equal, [more, hi): above
+        less, more, i = lo, hi, lo
+        w_less = w_equal = 0.0
+        while i < more:
+            v, w = value[i], weight[i]
+            if v < pivot:
+                value[i], weight[i] = value[less], weight[less]
+                value[less], weight[less] = v, w
+                w_less += w
+                less += 1
+                i += 1
+            elif v > pivot:
+                more -= 1
+                value[i], weight[i] = value[more], weight[more]
+                value[more], weight[more] = v, w
+            else:
+                w_equal += w
+                i += 1
+        if less == lo and more == lo:       # a NaN pivot: never expected
+            return NAN
+        if below + w_less >= target and less > lo:
+            hi = less
+        elif below + w_less + w_equal >= target:
+            return pivot
+        else:
+            below += w_less + w_equal
+            lo = more
+    return largest
+
+
+def gap_terms(const double[::1] alpha, const double[::1] grad, const double[::1] p,
+              const double[::1] lo, const double[::1] hi, y):
+    """(h(b), b, dual) of ``objective.gap_of`` in typed loops: the dual
+    -(1/2 a'Qa + p'a) = -1/2 a'(G + p), and the b minimising h (0 without
+    ``y``).  h is convex and piecewise linear, with a kink at
+    b_i = -y_i G_i; right of it sample i adds r_i to the slope (a_i - lo_i
+    for y_i > 0, hi_i - a_i for y_i < 0), left of it -l_i (the other one),
+    so the slope right of v is sum_{b_i <= v} (r_i + l_i) - sum_i l_i and
+    the minimum is the least kink where sum_{b_i <= v} (hi_i - lo_i)
+    reaches sum_i l_i.  Trusts its caller (objective.gap_of): equal
+    lengths, a feasible a."""
+    cdef Py_ssize_t i, n = alpha.shape[0]
+    cdef const double[::1] sign
+    cdef double dual = 0.0, b = 0.0, left = 0.0, gap
+    cdef double* kink
+    cdef double* width
+    for i in range(n):
+        dual -= 0.5 * alpha[i] * (grad[i] + p[i])
+    if y is None or n == 0:
+        return fmax(_gap_at(&alpha[0], &grad[0], &lo[0], &hi[0], NULL, n, 0.0), 0.0), 0.0, dual
+    sign = y
+    kink = <double*> malloc(2 * n * sizeof(double))
+    if kink == NULL:
+        raise MemoryError("gap_terms")
+    width = kink + n
+    with nogil:
+        for i in range(n):
+            kink[i] = -sign[i] * grad[i]
+            width[i] = hi[i] - lo[i]
+            left += (hi[i] - alpha[i]) if sign[i] > 0 else (alpha[i] - lo[i])
+        b = _weighted_lower_quantile(kink, width, n, left)
+        free(kink)
+        gap = fmax(_gap_at(&alpha[0], &grad[0], &lo[0], &hi[0], &sign[0], n, b), 0.0)
+    return gap, b, dual
+
+
 cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
                                 const double[::1] alpha, const double[::1] lo,
                                 const double[::1] hi, const double[::1] QD,
@@ -285,7 +386,7 @@ cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
     caller's (pitfall 6: only a variable already at its certified bound).
     """
     cdef Py_ssize_t i, found = 0
-    cdef double gap = 0.0, margin, radius, weight, target = 0.0
+    cdef double gap, radius, weight, target = 0.0
     cdef double score, width, z_lo, z_hi, b_lo = 0.0, b_hi = 0.0
     cdef bint to_lower, to_upper, equal = True
     cdef double* beta_lo
@@ -298,12 +399,7 @@ cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
         return -1
     beta_hi = beta_lo + m
     box = beta_lo + 2 * m
-    for i in range(m):
-        margin = G[i] + y[i] * b
-        if margin > 0.0:
-            gap += (alpha[i] - lo[i]) * margin
-        else:
-            gap -= (hi[i] - alpha[i]) * margin
+    gap = _gap_at(&alpha[0], &G[0], &lo[0], &hi[0], &y[0], m, b)
     radius = sqrt(fmax(gap, 0.0) + roundoff)
     # intercept interval from the score bounds w*'phi_i in
     # [s_i - r ||phi_i||, s_i + r ||phi_i||], s_i = y_i (G_i + 1)

@@ -15,6 +15,8 @@ Without the equality, b = 0.
 """
 import numpy as np
 
+from svmscreen._rules import gap_terms
+
 
 class Gap:
     """Duality gap of a feasible point.
@@ -46,20 +48,6 @@ def gap_at(b, alpha, grad, lo, hi, y):
     margin = grad if y is None else grad + y * b
     return float(np.sum((alpha - lo) * np.maximum(margin, 0.0)
                         + (hi - alpha) * np.maximum(-margin, 0.0)))
-
-
-def best_intercept(alpha, grad, lo, hi, y):
-    """The b minimising h(b): h is convex and piecewise linear with a kink
-    at b_i = -y_i G_i, so the minimum sits at the first kink where the slope
-    turns non-negative (O(n log n))."""
-    kinks = -y * grad
-    # Right of its kink, sample i adds r_i to the slope; left of it, -l_i.
-    right = np.where(y > 0, alpha - lo, hi - alpha)
-    left = np.where(y > 0, hi - alpha, alpha - lo)
-    order = np.argsort(kinks, kind="stable")
-    slope_right_of_kink = np.cumsum(right[order]) - (left.sum() - np.cumsum(left[order]))
-    k = int(np.searchsorted(slope_right_of_kink, 0.0, side="left"))
-    return float(kinks[order[min(k, len(order) - 1)]])
 
 
 def duality_gap(alpha, grad, p, lo, hi, y=None):
@@ -123,13 +111,21 @@ def _real_vector(value, name, n=None):
 
 def gap_of(alpha, grad, p, lo, hi, y=None):
     """``duality_gap`` without its checks, for the package's own feasible
-    points (the path and the rules call it once a step)."""
-    alpha, grad, p = (np.asarray(v, dtype=np.float64) for v in (alpha, grad, p))
-    lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), alpha.shape)
-    hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), alpha.shape)
-    dual = -0.5 * float(np.dot(alpha, grad + p))
-    if y is None or alpha.size == 0:
-        return Gap(max(gap_at(0.0, alpha, grad, lo, hi, None), 0.0), 0.0, dual)
-    y = np.asarray(y, dtype=np.float64)
-    b = best_intercept(alpha, grad, lo, hi, y)
-    return Gap(max(gap_at(b, alpha, grad, lo, hi, y), 0.0), b, dual)
+    points (the path and the rules call it once a step).  The minimising
+    intercept is the least kink b_i = -y_i G_i of h where the summed box
+    widths reach sum_i l_i, a weighted quantile found in O(n)
+    (``_rules.gap_terms``)."""
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    grad, p, lo, hi = (_as_vector(v, alpha.shape) for v in (grad, p, lo, hi))
+    if y is not None:
+        y = _as_vector(y, alpha.shape)
+    return Gap(*gap_terms(alpha, grad, p, lo, hi, y))
+
+
+def _as_vector(value, shape):
+    """value as a contiguous float64 vector of ``shape`` (a scalar repeated);
+    the path's own vectors pass through as they are (a step's gap is O(n))."""
+    if (type(value) is np.ndarray and value.dtype == np.float64
+            and value.shape == shape and value.flags.c_contiguous):
+        return value
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), shape))
