@@ -421,3 +421,70 @@ def test_shat_budget_follows_the_solve_when_q_does_not_fit(rule):
     plain = np.array([row["objective"] for row in results[False]])
     np.testing.assert_allclose([row["objective"] for row in results[True]], plain, rtol=1e-6)
     assert sum(row["put_back"] for row in results[True]) == 0
+
+
+def _extrapolation_problem(seed, n, fit_intercept):
+    from svmscreen.path import _Problem
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) + 0.8 * rng.normal(size=3)
+    signs = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    signs[:2] = 1.0, -1.0
+    hi_unit = np.where(signs > 0, 1.0, rng.choice([1.0, 2.5]))
+    return _Problem(X, signs, hi_unit, "rbf", 0.5, 0.0, 3, 10.0, fit_intercept)
+
+
+def _tight_solution(problem, C):
+    from svmscreen._solver import solve
+    return solve(problem.Q, problem.p, problem.lo, problem.hi_unit * C, np.zeros(problem.n),
+                 y=problem.y, tol=1e-12)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(6, 30), fit_intercept=st.booleans(),
+       log_c=st.floats(-1.5, 1.5), ratio=st.floats(0.1, 5.0))
+def test_extrapolated_start_is_feasible_with_its_exact_gradient(seed, n, fit_intercept, log_c,
+                                                               ratio):
+    """The path's extrapolated warm start lies in the box, keeps y'a, and
+    carries Q a + p to round-off, whatever the two previous points."""
+    from svmscreen.path import extrapolated_start, warm_start
+    problem = _extrapolation_problem(seed, n, fit_intercept)
+    C_before, C_prev = 10.0 ** log_c, 1.3 * 10.0 ** log_c
+    C = C_prev + ratio * (C_prev - C_before)
+    before, previous = _tight_solution(problem, C_before), _tight_solution(problem, C_prev)
+    hi = problem.hi_unit * C
+    alpha0, grad0 = warm_start(previous.alpha, previous.grad, problem.p, C / C_prev, hi,
+                               problem.Q)
+    start, grad = extrapolated_start(alpha0, grad0, previous.alpha, before.alpha, ratio,
+                                     problem, hi)
+    assert np.all(start >= 0.0) and np.all(start <= hi)
+    if fit_intercept:
+        assert abs(problem.y @ start - problem.y @ alpha0) <= 1e-9 * hi.sum()
+    exact = problem.Q.add_columns(np.arange(n), start, problem.p.copy())     # Q a + p afresh
+    np.testing.assert_allclose(grad, exact, atol=1e-9 * (1.0 + np.abs(exact).max()))
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(6, 30), fit_intercept=st.booleans(),
+       log_c=st.floats(-1.5, 1.5))
+def test_extrapolated_start_is_the_optimum_while_the_sets_stay(seed, n, fit_intercept, log_c):
+    """Within a segment of the path (no sample changes between 0, free and
+    the bound at the three C), the optimum is affine in C: the start is the
+    optimum, where the scaled start is not (when there are free samples)."""
+    from hypothesis import assume
+    from svmscreen.path import extrapolated_start, warm_start
+    problem = _extrapolation_problem(seed, n, fit_intercept)
+    grid = 10.0 ** log_c * np.array([1.0, 1.02, 1.04])
+    sols = [_tight_solution(problem, C) for C in grid]
+    sets = [np.sign(np.round(s.alpha / (problem.hi_unit * C), 7))
+            + (np.round(s.alpha / (problem.hi_unit * C), 7) >= 1) for s, C in zip(sols, grid)]
+    assume(all(np.array_equal(sets[0], other) for other in sets[1:]))
+    hi = problem.hi_unit * grid[2]
+    alpha0, grad0 = warm_start(sols[1].alpha, sols[1].grad, problem.p, grid[2] / grid[1], hi,
+                               problem.Q)
+    start, _ = extrapolated_start(alpha0, grad0, sols[1].alpha, sols[0].alpha,
+                                  (grid[2] - grid[1]) / (grid[1] - grid[0]), problem, hi)
+    # (RBF on distinct points: the optimum alpha is unique)
+    np.testing.assert_allclose(start, sols[2].alpha, atol=1e-6 * grid[2])
+    scaled_error = np.abs(alpha0 - sols[2].alpha).max()
+    if np.any((sets[0] == 1)):                     # a free sample: the scaled start misses
+        assert np.abs(start - sols[2].alpha).max() <= scaled_error + 1e-9 * grid[2]
