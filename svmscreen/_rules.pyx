@@ -72,21 +72,25 @@ cdef inline Py_ssize_t _partition_less(double* work, Py_ssize_t lo, Py_ssize_t h
     return store
 
 
+cdef inline double _median_of_three(const double* work, Py_ssize_t lo,
+                                    Py_ssize_t hi) noexcept nogil:
+    """The median of work[lo], work[(lo + hi) / 2] and work[hi - 1], a
+    quickselect pivot: max(min(a, b), min(max(a, b), c)), by selects."""
+    cdef double a = work[lo], b = work[lo + (hi - lo) // 2], c = work[hi - 1]
+    cdef double pivot = b if a < b else a
+    pivot = c if c < pivot else pivot
+    a = a if a < b else b
+    return pivot if pivot > a else a
+
+
 cdef double _select(double* work, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
     """k-th smallest (0-based) of work[0:n], by quickselect with a
     median-of-three pivot; permutes work.  NaN entries, never expected,
     give NaN."""
     cdef Py_ssize_t lo = 0, hi = n, below, through
-    cdef double a, b, c, pivot
+    cdef double pivot
     while hi - lo > 1:
-        a = work[lo]
-        b = work[lo + (hi - lo) // 2]
-        c = work[hi - 1]
-        # median of three, max(min(a, b), min(max(a, b), c)), by selects
-        pivot = b if a < b else a
-        pivot = c if c < pivot else pivot
-        a = a if a < b else b
-        pivot = pivot if pivot > a else a
+        pivot = _median_of_three(work, lo, hi)
         below = _partition_less(work, lo, hi, pivot, False)
         if k < below:
             hi = below
@@ -271,17 +275,11 @@ cdef double _weighted_lower_quantile(double* value, double* weight, Py_ssize_t n
     expected; the largest value if no v reaches the target (round-off).
     Permutes value and weight together."""
     cdef Py_ssize_t lo = 0, hi = n, i, less, more
-    cdef double below = 0.0, w_less, w_equal, pivot, a, b, c, v, w, largest = -INFINITY
+    cdef double below = 0.0, w_less, w_equal, pivot, v, w, largest = -INFINITY
     for i in range(n):
         largest = value[i] if value[i] > largest else largest
     while hi > lo:
-        a = value[lo]
-        b = value[lo + (hi - lo) // 2]
-        c = value[hi - 1]
-        pivot = b if a < b else a
-        pivot = c if c < pivot else pivot
-        a = a if a < b else b
-        pivot = pivot if pivot > a else a
+        pivot = _median_of_three(value, lo, hi)
         # [lo, less): below the pivot, [less, more): equal, [more, hi): above
         less, more, i = lo, hi, lo
         w_less = w_equal = 0.0
