@@ -332,7 +332,6 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     ``on_solution(t, C, alpha, grad)``, if given, sees every solution with
     its full gradient (the ramp-loss path starts CCCP from there).
     """
-    n = problem.n
     p, lo, y = problem.p, problem.lo, problem.y
     rows, alphas = [], ([] if keep == "all" else None)
     alpha = grad = gap = None       # the previous solution, the rule's reference
