@@ -268,6 +268,19 @@ cdef double _gap_at(const double* alpha, const double* G, const double* lo,
     return gap
 
 
+def gap_at(const double[::1] alpha, const double[::1] grad, const double[::1] lo,
+           const double[::1] hi, y, double b):
+    """h(b) (``_gap_at``) for Python callers (``objective.gap_at``); y None:
+    bias-free.  Trusts its caller: equal lengths."""
+    cdef const double[::1] sign
+    if alpha.shape[0] == 0:
+        return 0.0
+    if y is None:
+        return _gap_at(&alpha[0], &grad[0], &lo[0], &hi[0], NULL, alpha.shape[0], 0.0)
+    sign = y
+    return _gap_at(&alpha[0], &grad[0], &lo[0], &hi[0], &sign[0], alpha.shape[0], b)
+
+
 cdef double _weighted_lower_quantile(double* value, double* weight, Py_ssize_t n,
                                      double target) noexcept nogil:
     """The least v among value[0:n] with sum_{value_j <= v} weight_j >= target
@@ -328,7 +341,9 @@ def gap_terms(const double[::1] alpha, const double[::1] grad, const double[::1]
     cdef double* width
     for i in range(n):
         dual -= 0.5 * alpha[i] * (grad[i] + p[i])
-    if y is None or n == 0:
+    if n == 0:
+        return 0.0, 0.0, dual
+    if y is None:
         return fmax(_gap_at(&alpha[0], &grad[0], &lo[0], &hi[0], NULL, n, 0.0), 0.0), 0.0, dual
     sign = y
     kink = <double*> malloc(2 * n * sizeof(double))

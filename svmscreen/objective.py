@@ -15,7 +15,7 @@ Without the equality, b = 0.
 """
 import numpy as np
 
-from svmscreen._rules import gap_terms
+from svmscreen import _rules
 
 
 class Gap:
@@ -44,10 +44,13 @@ class Gap:
 
 
 def gap_at(b, alpha, grad, lo, hi, y):
-    """h(b) of the module docstring."""
-    margin = grad if y is None else grad + y * b
-    return float(np.sum((alpha - lo) * np.maximum(margin, 0.0)
-                        + (hi - alpha) * np.maximum(-margin, 0.0)))
+    """h(b) of the module docstring (``_rules.gap_at``, the solver's gap
+    rule's own h)."""
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    grad, lo, hi = (_as_vector(v, alpha.shape) for v in (grad, lo, hi))
+    if y is not None:
+        y = _as_vector(y, alpha.shape)
+    return _rules.gap_at(alpha, grad, lo, hi, y, b)
 
 
 def duality_gap(alpha, grad, p, lo, hi, y=None):
@@ -119,7 +122,7 @@ def gap_of(alpha, grad, p, lo, hi, y=None):
     grad, p, lo, hi = (_as_vector(v, alpha.shape) for v in (grad, p, lo, hi))
     if y is not None:
         y = _as_vector(y, alpha.shape)
-    return Gap(*gap_terms(alpha, grad, p, lo, hi, y))
+    return Gap(*_rules.gap_terms(alpha, grad, p, lo, hi, y))
 
 
 def _as_vector(value, shape):
