@@ -28,7 +28,7 @@ reference.  No Python objects inside the nogil blocks.
 import numpy as np
 
 from libc.math cimport ceil, floor, sqrt, fabs, fmax, fmin, INFINITY, NAN
-from libc.stdlib cimport malloc, free, qsort
+from libc.stdlib cimport malloc, free
 
 from svmscreen._kernels cimport dense_dot
 from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
@@ -108,32 +108,6 @@ cdef double _select(double* work, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
     return work[k]
 
 
-cdef struct WeightedValue:
-    double value
-    double weight
-
-
-cdef int _cmp_weighted(const void* a, const void* b) noexcept nogil:
-    cdef double va = (<const WeightedValue*> a).value
-    cdef double vb = (<const WeightedValue*> b).value
-    return (va > vb) - (va < vb)
-
-
-cdef void _sort_with_suffix(const double* values, const double* weight,
-                            Py_ssize_t n, WeightedValue* pairs,
-                            double* suffix) noexcept nogil:
-    """(value, weight) pairs sorted by value, and suffix[k] = the weight of
-    pairs[k:] (suffix[n] = 0)."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        pairs[i].value = values[i]
-        pairs[i].weight = weight[i]
-    qsort(pairs, n, sizeof(WeightedValue), _cmp_weighted)
-    suffix[n] = 0.0
-    for i in range(n - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + pairs[i].weight
-
-
 cdef int _count_interval(double* beta_lo, double* beta_hi,
                          const double* y, const double* weight, Py_ssize_t n,
                          bint weighted, double target, double* b_lo,
@@ -154,13 +128,13 @@ cdef int _count_interval(double* beta_lo, double* beta_hi,
     C_N + target, so C_N becomes C_N + target; the count then always runs
     weighted (target is a sum of C_i, not a number of samples).
 
-    The unweighted count selects in place: it permutes beta_lo and beta_hi
-    (callers pass scratch).
+    Both counts select in place, in O(n) (``_select``,
+    ``_weighted_lower_quantile``): they permute beta_lo and beta_hi, and the
+    weighted one negates beta_hi (callers pass scratch).
     """
-    cdef Py_ssize_t i, k, start, n_pos = 0
-    cdef double total = 0.0, c_neg = 0.0, tail
-    cdef WeightedValue* pairs
-    cdef double* suffix
+    cdef Py_ssize_t i, n_pos = 0
+    cdef double total = 0.0, c_neg = 0.0
+    cdef double* scratch
     for i in range(n):
         total += weight[i]
         if y[i] > 0:
@@ -174,45 +148,29 @@ cdef int _count_interval(double* beta_lo, double* beta_hi,
         b_lo[0] = -INFINITY if n_pos == 0 else _select(&beta_lo[0], n, n_pos - 1)
         b_hi[0] = INFINITY if n_pos == n else _select(&beta_hi[0], n, n_pos)
         return 0
-    pairs = <WeightedValue*> malloc(n * sizeof(WeightedValue))
-    suffix = <double*> malloc((n + 1) * sizeof(double))
-    if pairs == NULL or suffix == NULL:
-        free(pairs)
-        free(suffix)
+    scratch = <double*> malloc(n * sizeof(double)) if n > 0 else NULL
+    if n > 0 and scratch == NULL:
         return -1
-    # b_lo: first tie group whose strict tail weight is <= C_N (1 + eps)
+    # b_lo: the least v whose strict tail weight is <= C_N (1 + eps), i.e.
+    # whose weight at or below reaches total - C_N (1 + eps)
     if total <= c_neg + COUNT_EPS * total:
         b_lo[0] = -INFINITY
     else:
-        _sort_with_suffix(beta_lo, weight, n, pairs, suffix)
-        b_lo[0] = pairs[n - 1].value
-        k = 0
-        while k < n:
-            start = k
-            while k + 1 < n and pairs[k + 1].value == pairs[start].value:
-                k += 1
-            tail = suffix[k + 1]            # weight of values > pairs[start].value
-            if tail <= c_neg + COUNT_EPS * total:
-                b_lo[0] = pairs[start].value
-                break
-            k += 1
-    # b_hi: last tie group whose weight at or above it is >= C_N (1 - eps)
+        for i in range(n):
+            scratch[i] = weight[i]
+        b_lo[0] = _weighted_lower_quantile(beta_lo, scratch, n,
+                                           total - (c_neg + COUNT_EPS * total))
+    # b_hi: the largest v whose weight at or above reaches C_N (1 - eps): the
+    # same quantile of -beta_hi
     if c_neg <= 0.0:
         b_hi[0] = INFINITY
     else:
-        _sort_with_suffix(beta_hi, weight, n, pairs, suffix)
-        b_hi[0] = pairs[0].value
-        k = n - 1
-        while k >= 0:
-            start = k
-            while start - 1 >= 0 and pairs[start - 1].value == pairs[k].value:
-                start -= 1
-            if suffix[start] >= c_neg - COUNT_EPS * total:
-                b_hi[0] = pairs[k].value
-                break
-            k = start - 1
-    free(pairs)
-    free(suffix)
+        for i in range(n):
+            scratch[i] = weight[i]
+            beta_hi[i] = -beta_hi[i]
+        b_hi[0] = -_weighted_lower_quantile(beta_hi, scratch, n,
+                                            c_neg - COUNT_EPS * total)
+    free(scratch)
     return 0
 
 
@@ -285,8 +243,9 @@ cdef double _weighted_lower_quantile(double* value, double* weight, Py_ssize_t n
                                      double target) noexcept nogil:
     """The least v among value[0:n] with sum_{value_j <= v} weight_j >= target
     (weights >= 0), by quickselect with a three-way partition, O(n)
-    expected; the largest value if no v reaches the target (round-off).
-    Permutes value and weight together."""
+    expected; the largest value if no v reaches the target (round-off; -inf
+    for n = 0).  Permutes value and weight together.  NaN values, never
+    expected, can give NaN."""
     cdef Py_ssize_t lo = 0, hi = n, i, less, more
     cdef double below = 0.0, w_less, w_equal, pivot, v, w, largest = -INFINITY
     for i in range(n):
@@ -311,8 +270,6 @@ cdef double _weighted_lower_quantile(double* value, double* weight, Py_ssize_t n
             else:
                 w_equal += w
                 i += 1
-        if less == lo and more == lo:       # a NaN pivot: never expected
-            return NAN
         if below + w_less >= target and less > lo:
             hi = less
         elif below + w_less + w_equal >= target:
