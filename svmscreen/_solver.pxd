@@ -18,6 +18,7 @@ cdef class QMatrix:
     cdef long long rows_version
     cdef readonly long long kernel_evals   # kernel values computed so far (diagnostic)
     cdef readonly bint round_float32       # entries rounded as LIBSVM's Qfloat cache
+    cdef readonly double cache_mb          # the cache budget (MB)
 
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil
     cdef void fill_column(self, Py_ssize_t i, Py_ssize_t start, Py_ssize_t stop,

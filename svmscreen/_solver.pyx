@@ -23,6 +23,12 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
   before the final optimality check, from ``G_bar`` (LIBSVM) or from a
   snapshot of the gradient plus the columns of the variables that moved
   since, whichever costs fewer kernel values (``reconstruct_gradient``).
+* When SMO crawls (its work reaches about what a dense factorisation of
+  the movable block would cost, and that block fits the cache budget), an
+  interior-point method (``dense_qp.interior_point``) takes the movable
+  variables near the optimum and SMO finishes from there
+  (``_SMO.dense_fallback``; docs/madelon_linear.md).  LIBSVM mode
+  (``round_float32``) never does, to keep LIBSVM's iterations.
 * ``fixed`` variables never enter the problem: they stay at their bound and
   act only through the gradient of the others (in LIBSVM's terms, through
   ``G_bar``, the gradient contribution of every variable at a bound:
@@ -93,6 +99,7 @@ cdef class QMatrix:
                  bint round_float32=False):
         self.kernel = kernel
         self.round_float32 = round_float32
+        self.cache_mb = cache_size
         self.n = kernel.n_samples
         self.cache = ColumnCache(self.n, cache_size)
         self.perm = np.arange(self.n, dtype=np.intp)
@@ -212,6 +219,19 @@ cdef class QMatrix:
                     acc[self.perm[t]] += weights[k] * column[t]
         return out
 
+    def dense_block(self, Py_ssize_t m):
+        """Q at positions 0..m-1 as a dense (m, m) array, computed from the
+        kernel (the cache neither read nor filled): the dense fallback's
+        matrix (``_SMO.dense_fallback``)."""
+        cdef double[:, ::1] out = np.empty((m, m))
+        cdef Py_ssize_t t
+        if not 0 <= m <= self.n:
+            raise ValueError(f"dense_block: m={m} outside [0, {self.n}]")
+        with nogil:
+            for t in range(m):
+                self.fill_column(t, 0, m, &out[t, 0])
+        return np.asarray(out)
+
     def diagonal(self):
         """Q_ii in sample order."""
         out = np.empty(self.n, dtype=np.float64)
@@ -294,6 +314,11 @@ cdef class _SMO:
     cdef double screen_seconds
     cdef Py_ssize_t n_frozen_lower, n_frozen_upper   # frozen by screen_gap, per bound
     cdef Py_ssize_t start_frozen_lower, start_frozen_upper  # ... at the warm start
+    # The dense fallback (``dense_fallback``): run() stops once work_select
+    # reaches stall_work (0: never), and says so in ``stalled``
+    cdef long long stall_work
+    cdef bint stalled
+    cdef Py_ssize_t n_dense_steps     # Newton steps of the fallback (0: not run)
 
     def __dealloc__(self):
         free(self.events)
@@ -916,6 +941,9 @@ cdef class _SMO:
             counter -= 1
             if counter == 0:
                 counter = min(self.l, 1000)
+                if self.stall_work > 0 and self.work_select >= self.stall_work:
+                    self.stalled = True
+                    return 0
                 if self.shrinking:
                     self.do_shrinking()
                 self.note(c'.')
@@ -951,6 +979,53 @@ cdef class _SMO:
                 self.step_pair(i, j)
             else:
                 self.step_single(i)
+        return 0
+
+    cdef int dense_fallback(self) except -1:
+        """Replace alpha on the movable variables by the interior-point
+        method's approximate minimiser (``dense_qp.interior_point``), with
+        G updated exactly, and leave the finish to SMO.  The equality's
+        value y'alpha is kept; the fixed variables act through the linear
+        term c = G - Q_mm alpha_m.  Nothing changes if the method fails."""
+        from svmscreen.dense_qp import interior_point, repair_equality
+        cdef Py_ssize_t t, m = self.l_var
+        with nogil:
+            if self.active_size < m:
+                self.reconstruct_gradient(m)
+                self.active_size = m
+        Q_m = self.Q.dense_block(m)
+        alpha_m = np.array(self.alpha[:m])
+        G_m = np.array(self.G[:m])
+        lo_m, hi_m = np.array(self.lo[:m]), np.array(self.hi[:m])
+        y_m = np.array(self.y[:m]) if self.has_equality else None
+        delta = float(y_m @ alpha_m) if self.has_equality else 0.0
+        found, self.n_dense_steps = interior_point(Q_m, G_m - Q_m @ alpha_m, lo_m, hi_m,
+                                                   y_m, delta)
+        if found is None:
+            return 0
+        # Entries within round-off of a bound go to it (SMO's shrinking and
+        # the screening rules see them there); the equality is then restored
+        # on the free ones.
+        width = hi_m - lo_m
+        found[found - lo_m <= 1e-10 * width] = lo_m[found - lo_m <= 1e-10 * width]
+        found[hi_m - found <= 1e-10 * width] = hi_m[hi_m - found <= 1e-10 * width]
+        if self.has_equality:
+            found = repair_equality(found, y_m, lo_m, hi_m, (found > lo_m) & (found < hi_m),
+                                    delta)
+            if found is None:
+                return 0
+        G_m += Q_m @ (found - alpha_m)
+        if not np.all(np.isfinite(G_m)):
+            return 0
+        cdef double[::1] new_alpha = found, new_G = G_m
+        with nogil:
+            for t in range(m):
+                self.alpha[t] = new_alpha[t]
+                self.G[t] = new_G[t]
+                self.update_status(t)
+            self.G_bar_valid = False
+            self.unshrink = False
+            self.whole_gradient = True
         return 0
 
     cdef int freeze(self, Py_ssize_t i) except -1 nogil:
@@ -1110,6 +1185,27 @@ cdef class _SMO:
         return (ub + lb) / 2
 
 
+# The dense fallback (``_SMO.dense_fallback``) takes over once SMO's work
+# (work_select, the sum of the active-set sizes over its iterations) reaches
+# STALL_WORK_PER_CUBE m^3, about what the interior-point method's Cholesky
+# factorisations cost on m variables (raw madelon, m = 2000: 1.75 ns per unit
+# of SMO work, 0.4 ns per m^3 for 20 Newton steps and Q's dense block), so
+# a solve that needs it takes at most about twice its time; and not before
+# STALL_MIN_ITERATIONS iterations' worth, so that ordinary solves never
+# meet it.  Its matrices (Q's block and the factor) must fit the cache
+# budget, and LIBSVM mode keeps LIBSVM's iterations.
+cdef double STALL_WORK_PER_CUBE = 0.1
+cdef long long STALL_MIN_ITERATIONS = 100_000
+
+
+cdef long long _stall_work(QMatrix Q, Py_ssize_t m):
+    """work_select at which SMO hands over to the dense fallback; 0: never."""
+    if Q.round_float32 or m < 2 or 16.0 * m * m > Q.cache_mb * (1 << 20):
+        return 0
+    return max(<long long> (STALL_WORK_PER_CUBE * (<double> m) ** 3),
+               STALL_MIN_ITERATIONS * m)
+
+
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
           double tol=1e-3, bint shrinking=True, max_iter=None, screen_callback=None,
           screen_every=0, gap_screening=0, gap_tau=None, gap_roundoff=None):
@@ -1224,11 +1320,21 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         s.move_to_tail(is_fixed, n_fixed)
     # The columns of this solve are computed in this position order.
     Q.follow_positions()
+    s.stall_work = _stall_work(Q, s.l_var)
+    s.stalled = False
+    s.n_dense_steps = 0
     with nogil:
         s.init_gradient(grad0 is not None)
         s.alpha_start[:] = s.alpha
         s.G_start[:] = s.G
         s.run()
+    if s.stalled:
+        s.stall_work = 0
+        s.stalled = False
+        s.dense_fallback()
+        with nogil:
+            s.run()
+    with nogil:
         if s.active_size < s.l:      # stopped at max_iter with variables shrunk
             s.reconstruct_gradient(s.l)
             s.active_size = s.l
@@ -1260,6 +1366,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     result.frozen_upper = int(s.n_frozen_upper)
     result.start_frozen_lower = int(s.start_frozen_lower)
     result.start_frozen_upper = int(s.start_frozen_upper)
+    result.n_dense_steps = int(s.n_dense_steps)
     result.frozen = np.zeros(n, dtype=bool)
     result.frozen[order[s.l_var:]] = True
     result.frozen &= ~fixed_mask

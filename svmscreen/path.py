@@ -18,6 +18,7 @@ from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
                                    check_flag, check_parameters, check_precomputed,
                                    check_X, class_bounds, resolve_gamma)
+from svmscreen.dense_qp import repair_equality
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_of
 from svmscreen.reduced import solve_reduced
@@ -94,34 +95,6 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon):
 
 
 # ------------------------------------------------------------ warm start
-def repair_equality(alpha, y, lo, hi, movable, target):
-    """Move as few movable entries as possible so that y'alpha = target.
-
-    Greedy by capacity: the largest movers go first, so the gradient can be
-    updated with few kernel columns.  Returns None if no movable point can
-    absorb the residual (then the fixed values are inconsistent).
-    """
-    alpha = alpha.copy()
-    residual = float(y @ alpha) - target
-    if residual == 0.0:
-        return alpha
-    # residual > 0: lower y_i a_i, i.e. decrease a_i (y=+1) or increase it (y=-1).
-    direction = -np.sign(residual) * y
-    capacity = np.where(direction > 0, hi - alpha, alpha - lo)
-    capacity[~movable] = 0.0
-    order = np.argsort(-capacity, kind="stable")
-    need = abs(residual)
-    for i in order:
-        if need <= 0 or capacity[i] <= 0:
-            break
-        step = min(capacity[i], need)
-        alpha[i] += direction[i] * step
-        need -= step
-    if need > 1e-12 * max(1.0, float(np.abs(hi).sum())):
-        return None
-    return alpha
-
-
 # Above this C / C_prev the warm start's gradient is computed afresh: scaling
 # multiplies the previous gradient's round-off too, and after a jump of 3.9e6
 # (a grid from C_min straight to 6901) it had left W = a'Qa off by 3e-6, beyond

@@ -1,0 +1,146 @@
+"""The solver's dense fallback (``svmscreen.dense_qp``, ``_SMO.dense_fallback``).
+
+* ``interior_point`` against the exact active-set QP of ``_reference.py`` on
+  random box QPs, rank-deficient and badly scaled ones included.
+* ``solve`` on a problem where SMO alone crawls (a linear kernel on
+  unscaled, low-rank features, like raw madelon): it hands over to the
+  interior-point method, ends optimal by its own stopping rule, and agrees
+  with the exact QP; with fixed variables, without the equality, from a
+  warm start; never in LIBSVM mode, nor when Q's block exceeds the cache
+  budget.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _reference import exact_box_qp
+from svmscreen._kernels import Kernel, compute_layout
+from svmscreen._solver import QMatrix, solve
+from svmscreen.dense_qp import interior_point
+
+
+def objective(Q, p, a):
+    return 0.5 * a @ Q @ a + p @ a
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 30), rank=st.integers(1, 30),
+       scale=st.sampled_from([1e-3, 1.0, 1e6]), equality=st.booleans())
+def test_interior_point_matches_the_exact_qp(seed, n, rank, scale, equality):
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((n, min(rank, n))) * np.sqrt(scale)
+    Q = F @ F.T
+    p = rng.uniform(-2, 1, n)
+    lo = np.where(rng.random(n) < 0.3, -rng.uniform(0, 1, n), 0.0)
+    hi = lo + rng.uniform(0.1, 2, n)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0) if equality else None
+    # a reachable right-hand side: y'a for a point of the box
+    delta = float(y @ (lo + rng.random(n) * (hi - lo))) if equality else 0.0
+    found, n_steps = interior_point(Q, p, lo, hi, y, delta)
+    assert found is not None and n_steps > 0
+    assert np.all(found >= lo) and np.all(found <= hi)
+    if equality:
+        assert abs(y @ found - delta) <= 1e-8 * (1 + np.abs(hi).sum())
+    exact = exact_box_qp(Q, p, lo, hi, y, delta)
+    best = objective(Q, p, exact)
+    # an approximate minimiser: within 1e-7 of the optimum, relative to the
+    # objective's terms
+    size = abs(best) + 0.5 * abs(exact @ Q @ exact) + np.abs(p) @ np.abs(exact) + 1e-12
+    assert objective(Q, p, found) - best <= 1e-7 * size
+
+
+def _stalling_problem(n=400, d=20, seed=0):
+    """Integer features around 480, rank d < n: K_ii about 4.6e6, and most
+    of the dual's directions without curvature (raw madelon's shape)."""
+    rng = np.random.default_rng(seed)
+    X = np.round(480 + 30 * rng.standard_normal((n, d)))
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + 20 * rng.standard_normal(n) > 480, 1.0, -1.0)
+    return X, y
+
+
+def _qmatrix(X, y, cache_mb=100.0, round_float32=False):
+    return QMatrix(Kernel(compute_layout(X), "linear", 0.0, 0.0, 3), y, cache_mb,
+                   round_float32=round_float32)
+
+
+@pytest.fixture(scope="module")
+def stalling():
+    X, y = _stalling_problem()
+    Q = (X @ X.T) * np.outer(y, y)
+    return X, y, Q
+
+
+def test_smo_alone_crawls_where_the_fallback_finishes(stalling):
+    X, y, Q = stalling
+    n = len(y)
+    args = (-np.ones(n), np.zeros(n), np.ones(n), np.zeros(n))
+    # a cache budget too small for Q's block: SMO alone
+    alone = solve(_qmatrix(X, y, cache_mb=0.01), *args, y=y, tol=1e-3, max_iter=2_000_000)
+    assert alone.status == "max_iter" and alone.n_dense_steps == 0
+    result = solve(_qmatrix(X, y), *args, y=y, tol=1e-3)
+    assert result.status == "optimal" and result.n_dense_steps > 0
+    assert result.violation < 1e-3
+    assert result.n_iter < 2_000_000
+    exact = exact_box_qp(Q, -np.ones(n), np.zeros(n), np.ones(n), y, 0.0)
+    best = objective(Q, -np.ones(n), exact)
+    assert abs(result.objective - best) <= 1e-6 * abs(best)
+    assert result.objective < alone.objective
+    # the gradient it returns is Q alpha + p
+    np.testing.assert_allclose(result.grad, Q @ result.alpha - 1, rtol=0,
+                               atol=1e-9 * np.abs(Q).max())
+    assert abs(y @ result.alpha) <= 1e-9 * n
+
+
+def test_fallback_keeps_fixed_variables_and_warm_starts(stalling):
+    X, y, Q = stalling
+    n = len(y)
+    rng = np.random.default_rng(1)
+    hi = np.where(y > 0, 1.0, 2.0)
+    fixed = rng.random(n) < 0.2
+    # the fixed ones at 0 (at their upper bound they would dominate the
+    # problem and leave SMO nothing hard to do); a nonzero start for the rest
+    start = np.zeros(n)
+    start[np.flatnonzero(~fixed & (y > 0))[:5]] = 0.5
+    start[np.flatnonzero(~fixed & (y < 0))[:5]] = 0.5
+    # a feasible warm start: the equality's value is what the start gives
+    delta = float(y @ start)
+    result = solve(_qmatrix(X, y), -np.ones(n), np.zeros(n), hi, start, y=y, fixed=fixed,
+                   grad0=Q @ start - 1, tol=1e-3)
+    assert result.status == "optimal" and result.n_dense_steps > 0
+    np.testing.assert_array_equal(result.alpha[fixed], start[fixed])
+    lo_ref, hi_ref = np.zeros(n), hi.copy()
+    lo_ref[fixed] = hi_ref[fixed] = start[fixed]
+    exact = exact_box_qp(Q, -np.ones(n), lo_ref, hi_ref, y, delta)
+    best = objective(Q, -np.ones(n), exact)
+    assert abs(result.objective - best) <= 1e-6 * abs(best)
+    np.testing.assert_allclose(result.grad, Q @ result.alpha - 1, rtol=0,
+                               atol=1e-9 * np.abs(Q).max())
+
+
+def test_fallback_without_the_equality(stalling):
+    X, y, Q = stalling
+    n = len(y)
+    result = solve(_qmatrix(X, y), -np.ones(n), np.zeros(n), np.ones(n), np.zeros(n),
+                   tol=1e-3)
+    assert result.status == "optimal" and result.n_dense_steps > 0
+    exact = exact_box_qp(Q, -np.ones(n), np.zeros(n), np.ones(n))
+    best = objective(Q, -np.ones(n), exact)
+    assert abs(result.objective - best) <= 1e-6 * abs(best)
+
+
+def test_libsvm_mode_keeps_libsvm_iterations(stalling):
+    X, y, _ = stalling
+    n = len(y)
+    result = solve(_qmatrix(X, y, round_float32=True), -np.ones(n), np.zeros(n), np.ones(n),
+                   np.zeros(n), y=y, tol=1e-3, max_iter=300_000)
+    assert result.n_dense_steps == 0 and result.n_iter == 300_000
+
+
+def test_ordinary_solves_never_fall_back():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((300, 5))
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(300) > 0, 1.0, -1.0)
+    Q = QMatrix(Kernel(compute_layout(X), "rbf", 0.2, 0.0, 3), y, 100.0)
+    result = solve(Q, -np.ones(300), np.zeros(300), np.full(300, 10.0), np.zeros(300), y=y)
+    assert result.status == "optimal" and result.n_dense_steps == 0
