@@ -987,7 +987,7 @@ cdef class _SMO:
         G updated exactly, and leave the finish to SMO.  The equality's
         value y'alpha is kept; the fixed variables act through the linear
         term c = G - Q_mm alpha_m.  Nothing changes if the method fails."""
-        from svmscreen.dense_qp import interior_point, repair_equality
+        from svmscreen.dense_qp import interior_point, repair_equality, snap_to_bounds
         cdef Py_ssize_t t, m = self.l_var
         with nogil:
             if self.active_size < m:
@@ -999,16 +999,15 @@ cdef class _SMO:
         lo_m, hi_m = np.array(self.lo[:m]), np.array(self.hi[:m])
         y_m = np.array(self.y[:m]) if self.has_equality else None
         delta = float(y_m @ alpha_m) if self.has_equality else 0.0
-        found, self.n_dense_steps = interior_point(Q_m, G_m - Q_m @ alpha_m, lo_m, hi_m,
-                                                   y_m, delta)
+        found, side, self.n_dense_steps = interior_point(Q_m, G_m - Q_m @ alpha_m, lo_m,
+                                                         hi_m, y_m, delta)
         if found is None:
             return 0
-        # Entries within round-off of a bound go to it (SMO's shrinking and
-        # the screening rules see them there); the equality is then restored
+        # The entries the method places at a bound go there (SMO's shrinking
+        # and the screening rules see them there), as far as that moves the
+        # gradient by a tenth of tol at most; the equality is then restored
         # on the free ones.
-        width = hi_m - lo_m
-        found[found - lo_m <= 1e-10 * width] = lo_m[found - lo_m <= 1e-10 * width]
-        found[hi_m - found <= 1e-10 * width] = hi_m[hi_m - found <= 1e-10 * width]
+        found = snap_to_bounds(found, lo_m, hi_m, side, Q_m, 0.1 * self.eps)
         if self.has_equality:
             found = repair_equality(found, y_m, lo_m, hi_m, (found > lo_m) & (found < hi_m),
                                     delta)

@@ -41,11 +41,17 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 # A step goes this fraction of the way to the boundary (Nocedal & Wright's
 # eta, as in most implementations), so that the iterate stays interior.
 STEP_FRACTION = 0.995
-# Stop once the scaled residuals and mu are this small, or when they have
-# not improved for STALL_STEPS steps (round-off has the floor: on raw
-# madelon Q a carries errors of 1e-5 from entries of 1e8).
-TOLERANCE = 1e-12
+# Stop once mu (relative to the linear term's scale) is below MU_FLOOR, when
+# STALL_STEPS steps have halved neither mu nor the residuals, or when the
+# residuals grow RESIDUAL_BLOWUP-fold over their best (Q + D numerically
+# singular).  The residuals stop at round-off's floor (on raw madelon Q a
+# carries errors of 1e-5 at C = 1 and 1e-2 at C = 1000, from entries of
+# 1e8); mu keeps falling, and it is mu that places the entries at a bound
+# within a snap's reach (``snap_to_bounds``).
+MU_FLOOR = 1e-30
 STALL_STEPS = 5
+RESIDUAL_BLOWUP = 100.0
+REGULARIZATION = 1e-14
 
 
 def repair_equality(alpha, y, lo, hi, movable, target):
@@ -115,10 +121,14 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
     Returns
     -------
     a : ndarray of shape (m,) or None
-        The best iterate (smallest scaled residuals), clipped to the box:
-        an approximate minimiser for the caller to finish, not an exact
-        one.  None when no factorisation succeeded or an iterate was not
-        finite.
+        Of the iterates whose scaled residuals are within 10 times the
+        best, the one with the smallest mu, clipped to the box: an
+        approximate minimiser for the caller to finish, not an exact one.
+        None when no factorisation succeeded or an iterate was not finite.
+    side : int8 ndarray of shape (m,) or None
+        -1 (+1) where the lower (upper) bound's multiplier exceeds its
+        slack, both relative to their scales (1 + |c|, the box width): the
+        entries the method places at that bound, for ``snap_to_bounds``.
     n_steps : int
     """
     m = c.shape[0]
@@ -126,13 +136,22 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
     a = lo + 0.5 * width
     b = 0.0
     s_lo, s_hi = a - lo, hi - a
-    # Multipliers start at the scale of the linear term (SVM duals: 1).
-    z_lo = np.full(m, max(1.0, float(np.abs(c).max(initial=0.0))))
-    z_hi = z_lo.copy()
+    # Multipliers that make the start dual feasible (z_lo - z_hi = Q a + c,
+    # b = 0), both kept off 0 by the gradient's typical size: the midpoint
+    # can be far from the optimum, and multipliers of 1 there left a dual
+    # residual that short steps removed slowly (C = 1000 on raw madelon,
+    # where Q a is 1e11; a rank-deficient Q of scale 1e6).
+    gradient = Q @ a + c
+    typical = max(1.0, float(np.mean(np.abs(gradient))))
+    z_lo = np.maximum(gradient, 0.0) + typical
+    z_hi = np.maximum(-gradient, 0.0) + typical
     diagonal_scale = max(1.0, float(np.abs(np.diagonal(Q)).max(initial=0.0)))
+    regularization = REGULARIZATION * diagonal_scale
     dual_scale = 1.0 + float(np.abs(c).max(initial=0.0))
     primal_scale = 1.0 + abs(delta)
-    best, best_merit, best_step = None, np.inf, 0
+    kept = []                                # (residual, mu, a, side) per iterate
+    best_residual = np.inf
+    progress = [np.inf, np.inf, 0]           # residual, mu and step of the last halving
     M = np.empty(Q.shape, order="F")   # LAPACK's order: factored in place, not copied
     step = 0
     for step in range(max_steps):
@@ -140,17 +159,26 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
         if y is not None:
             r_d += b * y
         r_p = float(y @ a) - delta if y is not None else 0.0
-        mu = float(s_lo @ z_lo + s_hi @ z_hi) / (2 * m)
-        merit = max(float(np.abs(r_d).max()) / dual_scale, abs(r_p) / primal_scale,
-                    mu / dual_scale)
-        if not np.isfinite(merit):
+        residual = max(float(np.abs(r_d).max()) / dual_scale, abs(r_p) / primal_scale)
+        mu = float(s_lo @ z_lo + s_hi @ z_hi) / (2 * m) / dual_scale
+        if not (np.isfinite(residual) and np.isfinite(mu)):
             break
-        if merit < best_merit:
-            best, best_merit, best_step = a.copy(), merit, step
-        if merit <= TOLERANCE or step - best_step >= STALL_STEPS:
+        # the residual's round-off floor: Q a carries errors of about
+        # eps max_ij |Q_ij| ||a||_1
+        floor = np.finfo(float).eps * diagonal_scale * float(np.abs(a).sum()) / dual_scale
+        if residual > RESIDUAL_BLOWUP * max(best_residual, floor):
+            break
+        best_residual = min(best_residual, max(residual, floor))
+        side = np.zeros(m, dtype=np.int8)
+        side[s_hi / width < z_hi / dual_scale] = 1
+        side[s_lo / width < z_lo / dual_scale] = -1
+        kept.append((residual, mu, a.copy(), side))
+        if residual <= 0.5 * progress[0] or mu <= 0.5 * progress[1]:
+            progress = [min(residual, progress[0]), min(mu, progress[1]), step]
+        if mu <= MU_FLOOR or step - progress[2] >= STALL_STEPS:
             break
         np.copyto(M, Q)
-        M[np.diag_indices_from(M)] += z_lo / s_lo + z_hi / s_hi
+        M[np.diag_indices_from(M)] += z_lo / s_lo + z_hi / s_hi + regularization
         factor = _factor(M, diagonal_scale)
         if factor is None:
             break
@@ -179,8 +207,10 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
         t = longest(da, dz_lo, dz_hi)
         mu_affine = float((s_lo + t * da) @ (z_lo + t * dz_lo)
                           + (s_hi - t * da) @ (z_hi + t * dz_hi)) / (2 * m)
-        sigma = (mu_affine / mu) ** 3 if mu > 0 else 0.0
-        da, db, dz_lo, dz_hi = newton(sigma * mu - da * dz_lo, sigma * mu + da * dz_hi)
+        mu_now = mu * dual_scale
+        sigma = (mu_affine / mu_now) ** 3 if mu_now > 0 else 0.0
+        da, db, dz_lo, dz_hi = newton(sigma * mu_now - da * dz_lo,
+                                      sigma * mu_now + da * dz_hi)
         t = STEP_FRACTION * longest(da, dz_lo, dz_hi)
         a = a + t * da
         b += t * db
@@ -190,6 +220,40 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
         # round-off can make 0): positive, since t stops short of the boundary.
         s_lo = s_lo + t * da
         s_hi = s_hi - t * da
-    if best is None:
-        return None, step
-    return np.clip(best, lo, hi), step
+    candidates = [k for k in kept if k[0] <= 10.0 * best_residual]
+    if not candidates:
+        return None, None, step
+    _, _, found, side = min(candidates, key=lambda k: k[1])
+    return np.clip(found, lo, hi), side, step
+
+
+def snap_to_bounds(a, lo, hi, side, Q, limit):
+    """``a`` with the entries ``side`` places at a bound set to it, as many
+    as possible, nearest first, such that Q a moves by at most ``limit`` in
+    every entry (on an ill-conditioned Q even a move of 1e-12 shows in the
+    gradient: raw madelon's entries are 1e8).  Returns a copy."""
+    distance = np.where(side < 0, a - lo, hi - a)
+    order = np.flatnonzero(side != 0)
+    order = order[np.argsort(distance[order], kind="stable")]
+    target = np.where(side < 0, lo, hi)
+
+    def snapped(count):
+        chosen = order[:count]
+        moved = target[chosen] - a[chosen]
+        return chosen, float(np.abs(Q[:, chosen] @ moved).max(initial=0.0))
+
+    # the largest count within the limit (the change grows with it, as a
+    # rule: bisection)
+    low, high = 0, order.shape[0]
+    if snapped(high)[1] <= limit:
+        low = high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if snapped(middle)[1] <= limit:
+            low = middle
+        else:
+            high = middle
+    out = a.copy()
+    chosen = order[:low]
+    out[chosen] = target[chosen]
+    return out

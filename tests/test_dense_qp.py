@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from _reference import exact_box_qp
 from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix, solve
-from svmscreen.dense_qp import interior_point
+from svmscreen.dense_qp import interior_point, snap_to_bounds
 
 
 def objective(Q, p, a):
@@ -37,7 +37,7 @@ def test_interior_point_matches_the_exact_qp(seed, n, rank, scale, equality):
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0) if equality else None
     # a reachable right-hand side: y'a for a point of the box
     delta = float(y @ (lo + rng.random(n) * (hi - lo))) if equality else 0.0
-    found, n_steps = interior_point(Q, p, lo, hi, y, delta)
+    found, side, n_steps = interior_point(Q, p, lo, hi, y, delta)
     assert found is not None and n_steps > 0
     assert np.all(found >= lo) and np.all(found <= hi)
     if equality:
@@ -48,6 +48,17 @@ def test_interior_point_matches_the_exact_qp(seed, n, rank, scale, equality):
     # objective's terms
     size = abs(best) + 0.5 * abs(exact @ Q @ exact) + np.abs(p) @ np.abs(exact) + 1e-12
     assert objective(Q, p, found) - best <= 1e-7 * size
+    # the sides it reports: where the exact optimum is strictly inside, the
+    # iterate is not placed at a bound (strict complementarity aside)
+    inside = (exact > lo + 1e-6 * (hi - lo)) & (exact < hi - 1e-6 * (hi - lo))
+    assert not np.any((side != 0) & inside & (np.abs(found - exact) < 1e-9 * (hi - lo)))
+    # snapping moves Q a by at most its limit, and only onto the bounds
+    limit = 1e-9 * (1 + np.abs(Q).max())
+    snapped = snap_to_bounds(found, lo, hi, side, Q, limit)
+    moved = snapped != found
+    assert np.all((snapped[moved] == lo[moved]) | (snapped[moved] == hi[moved]))
+    assert np.all(side[moved] != 0)
+    assert np.abs(Q @ (snapped - found)).max(initial=0.0) <= limit
 
 
 def _stalling_problem(n=400, d=20, seed=0):
