@@ -1187,8 +1187,9 @@ cdef class _SMO:
 # The dense fallback (``_SMO.dense_fallback``) takes over once SMO's work
 # (work_select, the sum of the active-set sizes over its iterations) reaches
 # STALL_WORK_PER_CUBE m^3, about what the interior-point method's Cholesky
-# factorisations cost on m variables (raw madelon, m = 2000: 1.75 ns per unit
-# of SMO work, 0.4 ns per m^3 for 20 Newton steps and Q's dense block), so
+# factorisations cost on m variables (raw madelon, m = 2000: 4.4 ns per unit
+# of SMO work, about 0.4 ns per m^3 for Q's dense block and 25-35 Newton
+# steps), so
 # a solve that needs it takes at most about twice its time; and not before
 # STALL_MIN_ITERATIONS iterations' worth, so that ordinary solves never
 # meet it.  Its matrices (Q's block and the factor) must fit the cache

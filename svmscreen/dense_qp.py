@@ -6,7 +6,7 @@ unscaled features (raw madelon: K_ii about 1.2e8, rank 500 < n = 2000,
 docs/madelon_linear.md), the objective then falls by a fixed small amount
 an iteration and neither LIBSVM nor our SMO reaches its tolerance within
 10 million iterations.  An interior-point method does not care about the
-conditioning: on that problem it reaches the optimum in about 20 Newton
+conditioning: on that problem it reaches the optimum in 25-35 Newton
 steps, each one Cholesky factorisation of an n x n matrix.
 
 ``_solver.solve`` calls ``interior_point`` on its movable variables when
@@ -51,6 +51,11 @@ STEP_FRACTION = 0.995
 MU_FLOOR = 1e-30
 STALL_STEPS = 5
 RESIDUAL_BLOWUP = 100.0
+# A proximal term REGULARIZATION max Q_ii on the Newton matrix's diagonal:
+# with more free variables than Q has rank (raw madelon), Q + D turns
+# singular as mu -> 0.  With multipliers starting at 1, 1e-14 and 1e-12 both
+# reached round-off's floor there up to C = 10, and 1e-10 damped the steps so
+# that mu stalled; the final start was measured with 1e-14.
 REGULARIZATION = 1e-14
 
 
