@@ -242,19 +242,25 @@ def snap_to_bounds(a, lo, hi, side, Q, limit):
     order = order[np.argsort(distance[order], kind="stable")]
     target = np.where(side < 0, lo, hi)
 
-    def snapped(count):
+    move = np.zeros_like(a)
+
+    def change(count):
+        # max |Q delta| for the `count` nearest: one matrix-vector product
+        # (Q[:, chosen] would copy up to m^2 entries, beyond the fallback's
+        # memory allowance of Q and the factor)
+        move[:] = 0.0
         chosen = order[:count]
-        moved = target[chosen] - a[chosen]
-        return chosen, float(np.abs(Q[:, chosen] @ moved).max(initial=0.0))
+        move[chosen] = target[chosen] - a[chosen]
+        return float(np.abs(Q @ move).max(initial=0.0))
 
     # the largest count within the limit (the change grows with it, as a
     # rule: bisection)
     low, high = 0, order.shape[0]
-    if snapped(high)[1] <= limit:
+    if change(high) <= limit:
         low = high
     while high - low > 1:
         middle = (low + high) // 2
-        if snapped(middle)[1] <= limit:
+        if change(middle) <= limit:
             low = middle
         else:
             high = middle
