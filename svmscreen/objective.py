@@ -46,10 +46,7 @@ class Gap:
 def gap_at(b, alpha, grad, lo, hi, y):
     """h(b) of the module docstring (``_rules.gap_at``, the solver's gap
     rule's own h)."""
-    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-    grad, lo, hi = (_as_vector(v, alpha.shape) for v in (grad, lo, hi))
-    if y is not None:
-        y = _as_vector(y, alpha.shape)
+    alpha, (grad, lo, hi), y = _vectors(alpha, (grad, lo, hi), y)
     return _rules.gap_at(alpha, grad, lo, hi, y, b)
 
 
@@ -118,11 +115,16 @@ def gap_of(alpha, grad, p, lo, hi, y=None):
     intercept is the least kink b_i = -y_i G_i of h where the summed box
     widths reach sum_i l_i, a weighted quantile found in O(n)
     (``_rules.gap_terms``)."""
-    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-    grad, p, lo, hi = (_as_vector(v, alpha.shape) for v in (grad, p, lo, hi))
-    if y is not None:
-        y = _as_vector(y, alpha.shape)
+    alpha, (grad, p, lo, hi), y = _vectors(alpha, (grad, p, lo, hi), y)
     return Gap(*_rules.gap_terms(alpha, grad, p, lo, hi, y))
+
+
+def _vectors(alpha, others, y):
+    """alpha as a contiguous float64 vector, ``others`` and y (None stays
+    None) as vectors of its shape (``_as_vector``), for the typed loops."""
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    others = tuple(_as_vector(v, alpha.shape) for v in others)
+    return alpha, others, (None if y is None else _as_vector(y, alpha.shape))
 
 
 def _as_vector(value, shape):
