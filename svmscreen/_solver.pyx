@@ -23,10 +23,11 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
   before the final optimality check, from ``G_bar`` (LIBSVM) or from a
   snapshot of the gradient plus the columns of the variables that moved
   since, whichever costs fewer kernel values (``reconstruct_gradient``).
-* When SMO crawls (its work reaches about what a dense factorisation of
-  the movable block would cost, and that block fits the cache budget), an
-  interior-point method (``dense_qp.interior_point``) takes the movable
-  variables near the optimum and SMO finishes from there
+* When SMO crawls (100,000 iterations, and work since the start or the
+  last fallback about what a dense factorisation of the active block would
+  cost, and that block fits the cache budget), an interior-point method
+  (``dense_qp.interior_point``) takes the active variables near their
+  optimum, the shrunk ones held, and SMO finishes from there
   (``_SMO.dense_fallback``; docs/madelon_linear.md).  LIBSVM mode
   (``round_float32``) never does, to keep LIBSVM's iterations.
 * ``fixed`` variables never enter the problem: they stay at their bound and
@@ -314,11 +315,12 @@ cdef class _SMO:
     cdef double screen_seconds
     cdef Py_ssize_t n_frozen_lower, n_frozen_upper   # frozen by screen_gap, per bound
     cdef Py_ssize_t start_frozen_lower, start_frozen_upper  # ... at the warm start
-    # The dense fallback (``dense_fallback``): run() stops once work_select
-    # reaches stall_work (0: never), and says so in ``stalled``
-    cdef long long stall_work
-    cdef bint stalled
-    cdef Py_ssize_t n_dense_steps     # Newton steps of the fallback (0: not run)
+    # The dense fallback (``dense_fallback``): run() stops when ``crawling``
+    # says so (never if not allow_dense), and says so in ``stalled``;
+    # the counters at the start or the last fallback
+    cdef bint allow_dense, stalled
+    cdef long long stall_iter, stall_work
+    cdef Py_ssize_t n_dense_steps     # Newton steps of the fallbacks (0: none ran)
 
     def __dealloc__(self):
         free(self.events)
@@ -858,10 +860,25 @@ cdef class _SMO:
         return self.gradient_from_snapshot(self.l_var, False)
 
     cdef int do_shrinking(self) except -1 nogil:
-        cdef double Gmax1 = -INFINITY, Gmax2 = -INFINITY, pg
-        cdef Py_ssize_t i
+        cdef double Gmax1, Gmax2
         if self.active_size == self.l_var and (self.l_var == self.l or not self.fixed_rebased):
             self.rebase_snapshot()
+        self.max_violations(&Gmax1, &Gmax2)
+        if not self.unshrink and Gmax1 + Gmax2 <= self.eps * 10:
+            # Close to the end: bring everything back once, so that the
+            # final iterations see the whole problem.
+            self.unshrink = True
+            self.reconstruct_gradient(self.l_var)
+            self.active_size = self.l_var
+            self.note(c'*')
+            self.whole_gradient = True
+        self.shrink(Gmax1, Gmax2)
+        return 0
+
+    cdef void max_violations(self, double* Gmax1_out, double* Gmax2_out) noexcept nogil:
+        """do_shrinking's maximal violations over the active set (svm.cpp)."""
+        cdef double Gmax1 = -INFINITY, Gmax2 = -INFINITY, pg
+        cdef Py_ssize_t i
         if self.has_equality:
             # Gmax1 = max{-y_t G_t : t in I_up},  Gmax2 = max{y_t G_t : t in I_low}
             for i in range(self.active_size):
@@ -884,15 +901,11 @@ cdef class _SMO:
                     Gmax1 = pg
                 if -pg > Gmax2:
                     Gmax2 = -pg
-        if not self.unshrink and Gmax1 + Gmax2 <= self.eps * 10:
-            # Close to the end: bring everything back once, so that the
-            # final iterations see the whole problem.
-            self.unshrink = True
-            self.reconstruct_gradient(self.l_var)
-            self.active_size = self.l_var
-            self.note(c'*')
-            self.whole_gradient = True
-        i = 0
+        Gmax1_out[0], Gmax2_out[0] = Gmax1, Gmax2
+
+    cdef void shrink(self, double Gmax1, double Gmax2) noexcept nogil:
+        """Move behind active_size the variables be_shrunk sets aside."""
+        cdef Py_ssize_t i = 0
         while i < self.active_size:
             if self.be_shrunk(i, Gmax1, Gmax2):
                 self.active_size -= 1
@@ -902,7 +915,6 @@ cdef class _SMO:
                         break
                     self.active_size -= 1
             i += 1
-        return 0
 
     # ----------------------------------------------------------------- main
     cdef int select(self, Py_ssize_t* i, Py_ssize_t* j) except -2 nogil:
@@ -941,7 +953,7 @@ cdef class _SMO:
             counter -= 1
             if counter == 0:
                 counter = min(self.l, 1000)
-                if self.stall_work > 0 and self.work_select >= self.stall_work:
+                if self.allow_dense and self.crawling():
                     self.stalled = True
                     return 0
                 if self.shrinking:
@@ -981,26 +993,58 @@ cdef class _SMO:
                 self.step_single(i)
         return 0
 
+    cdef bint crawling(self) noexcept nogil:
+        """SMO has run STALL_MIN_ITERATIONS iterations and STALL_WORK_PER_CUBE
+        a^3 work (a the active size) since the start or the last fallback,
+        and the fallback's matrices (the active block and its factor, 16 a^2
+        bytes) fit the cache budget."""
+        cdef double a = self.active_size
+        return (self.active_size >= 2
+                and self.n_iter - self.stall_iter >= STALL_MIN_ITERATIONS
+                and self.work_select - self.stall_work >= STALL_WORK_PER_CUBE * a * a * a
+                and 16.0 * a * a <= self.Q.cache_mb * (1 << 20))
+
     cdef int dense_fallback(self) except -1:
-        """Replace alpha on the movable variables by the interior-point
-        method's approximate minimiser (``dense_qp.interior_point``), with
-        G updated exactly, and leave the finish to SMO.  The equality's
-        value y'alpha is kept; the fixed variables act through the linear
-        term c = G - Q_mm alpha_m.  Nothing changes if the method fails."""
+        """Replace alpha on the working variables by the interior-point
+        method's approximate minimiser (``dense_qp.interior_point``) of the
+        problem on them, the others held at their bounds, with G updated
+        exactly on them, and leave the finish to SMO (its un-shrink and
+        final check see every variable, as after any iterations).  The
+        equality's value y'alpha is kept; the held variables act through
+        the linear term c = G - Q_mm alpha_m.  Nothing changes if the
+        method fails or the block does not fit the cache budget.
+
+        The working variables: if shrinking has set some aside, the
+        gradient is rebuilt and LIBSVM's shrinking test (``be_shrunk``)
+        re-applied at the current violations, so they are the free ones
+        and those at a bound that could still move.  Factorising all
+        movable variables costs more than the iterations it saves where
+        SMO crawls on a few free ones (a linear kernel with more free
+        vectors than features: splice, C = 1, tol 1e-6, 1.4M iterations on
+        about 100 of 1000); the active set alone misses the variables the
+        next un-shrink brings back, and SMO crawls again on those."""
         from svmscreen.dense_qp import interior_point, repair_equality, snap_to_bounds
-        cdef Py_ssize_t t, m = self.l_var
+        cdef Py_ssize_t t, m
+        cdef double Gmax1, Gmax2
+        self.stall_iter, self.stall_work = self.n_iter, self.work_select
         with nogil:
-            if self.active_size < m:
-                self.reconstruct_gradient(m)
-                self.active_size = m
+            if self.active_size < self.l_var:
+                self.reconstruct_gradient(self.l_var)
+                self.active_size = self.l_var
+                self.max_violations(&Gmax1, &Gmax2)
+                self.shrink(Gmax1, Gmax2)
+        self.Q.follow_positions()
+        m = self.active_size
+        if m < 2 or 16.0 * m * m > self.Q.cache_mb * (1 << 20):
+            return 0
         Q_m = self.Q.dense_block(m)
         alpha_m = np.array(self.alpha[:m])
         G_m = np.array(self.G[:m])
         lo_m, hi_m = np.array(self.lo[:m]), np.array(self.hi[:m])
         y_m = np.array(self.y[:m]) if self.has_equality else None
         delta = float(y_m @ alpha_m) if self.has_equality else 0.0
-        found, side, self.n_dense_steps = interior_point(Q_m, G_m - Q_m @ alpha_m, lo_m,
-                                                         hi_m, y_m, delta)
+        found, side, steps = interior_point(Q_m, G_m - Q_m @ alpha_m, lo_m, hi_m, y_m, delta)
+        self.n_dense_steps += steps
         if found is None:
             return 0
         # The entries the method places at a bound go there (SMO's shrinking
@@ -1024,7 +1068,7 @@ cdef class _SMO:
                 self.update_status(t)
             self.G_bar_valid = False
             self.unshrink = False
-            self.whole_gradient = True
+            self.whole_gradient = m == self.l_var
         return 0
 
     cdef int freeze(self, Py_ssize_t i) except -1 nogil:
@@ -1184,26 +1228,18 @@ cdef class _SMO:
         return (ub + lb) / 2
 
 
-# The dense fallback (``_SMO.dense_fallback``) takes over once SMO's work
+# The dense fallback (``_SMO.dense_fallback``) takes over on a active
+# variables once SMO's work since the start or the last fallback
 # (work_select, the sum of the active-set sizes over its iterations) reaches
-# STALL_WORK_PER_CUBE m^3, about what the interior-point method's Cholesky
-# factorisations cost on m variables (raw madelon, m = 2000: 4.4 ns per unit
-# of SMO work, about 0.4 ns per m^3 for Q's dense block and 25-35 Newton
-# steps), so
-# a solve that needs it takes at most about twice its time; and not before
-# STALL_MIN_ITERATIONS iterations' worth, so that ordinary solves never
-# meet it.  Its matrices (Q's block and the factor) must fit the cache
-# budget, and LIBSVM mode keeps LIBSVM's iterations.
+# STALL_WORK_PER_CUBE a^3, about what the interior-point method's Cholesky
+# factorisations cost (raw madelon, a = 2000: 4.4 ns per unit of SMO work,
+# about 0.4 ns per a^3 for Q's dense block and 25-35 Newton steps), so a
+# solve that needs it takes at most about twice its time; and not before
+# STALL_MIN_ITERATIONS iterations, so that ordinary solves never meet it
+# (``_SMO.crawling``).  Its matrices (Q's block and the factor) must fit the
+# cache budget, and LIBSVM mode keeps LIBSVM's iterations.
 cdef double STALL_WORK_PER_CUBE = 0.1
-cdef long long STALL_MIN_ITERATIONS = 100_000
-
-
-cdef long long _stall_work(QMatrix Q, Py_ssize_t m):
-    """work_select at which SMO hands over to the dense fallback; 0: never."""
-    if Q.round_float32 or m < 2 or 16.0 * m * m > Q.cache_mb * (1 << 20):
-        return 0
-    return max(<long long> (STALL_WORK_PER_CUBE * (<double> m) ** 3),
-               STALL_MIN_ITERATIONS * m)
+cdef long long STALL_MIN_ITERATIONS = 20_000
 
 
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
@@ -1320,16 +1356,16 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         s.move_to_tail(is_fixed, n_fixed)
     # The columns of this solve are computed in this position order.
     Q.follow_positions()
-    s.stall_work = _stall_work(Q, s.l_var)
+    s.allow_dense = not Q.round_float32
     s.stalled = False
+    s.stall_iter = s.stall_work = 0
     s.n_dense_steps = 0
     with nogil:
         s.init_gradient(grad0 is not None)
         s.alpha_start[:] = s.alpha
         s.G_start[:] = s.G
         s.run()
-    if s.stalled:
-        s.stall_work = 0
+    while s.stalled:
         s.stalled = False
         s.dense_fallback()
         with nogil:

@@ -86,8 +86,8 @@ def test_smo_alone_crawls_where_the_fallback_finishes(stalling):
     X, y, Q = stalling
     n = len(y)
     args = (-np.ones(n), np.zeros(n), np.ones(n), np.zeros(n))
-    # a cache budget too small for Q's block: SMO alone
-    alone = solve(_qmatrix(X, y, cache_mb=0.01), *args, y=y, tol=1e-3, max_iter=2_000_000)
+    # a cache budget too small for any active block (16 a^2 bytes, a >= 2): SMO alone
+    alone = solve(_qmatrix(X, y, cache_mb=1e-6), *args, y=y, tol=1e-3, max_iter=2_000_000)
     assert alone.status == "max_iter" and alone.n_dense_steps == 0
     result = solve(_qmatrix(X, y), *args, y=y, tol=1e-3)
     assert result.status == "optimal" and result.n_dense_steps > 0
@@ -138,6 +138,31 @@ def test_fallback_without_the_equality(stalling):
     exact = exact_box_qp(Q, -np.ones(n), np.zeros(n), np.ones(n))
     best = objective(Q, -np.ones(n), exact)
     assert abs(result.objective - best) <= 1e-6 * abs(best)
+
+
+@pytest.mark.parametrize("cache_mb", [100.0, 0.5])
+def test_fallback_on_the_working_set_when_shrinking(cache_mb):
+    """Few free vectors, most at C (overlapping classes, 3 features): SMO
+    crawls on a small active set.  The fallback rebuilds the gradient and
+    factorises only the free variables and those that could still move,
+    which fits 0.5 MB where the whole block (400^2 doubles) does not."""
+    rng = np.random.default_rng(0)
+    n = 400
+    X = np.round(480 + 30 * rng.standard_normal((n, 3)))
+    y = np.where(X[:, 0] - X[:, 1] + 40 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    Q = (X @ X.T) * np.outer(y, y)
+    args = (-np.ones(n), np.zeros(n), np.ones(n), np.zeros(n))
+    alone = solve(_qmatrix(X, y, cache_mb=1e-6), *args, y=y, tol=1e-3)
+    assert 16 * n * n > 0.5 * 2**20 and alone.n_dense_steps == 0
+    result = solve(_qmatrix(X, y, cache_mb=cache_mb), *args, y=y, tol=1e-3)
+    assert result.status == "optimal" and result.n_dense_steps > 0
+    assert result.n_iter < alone.n_iter / 4
+    exact = exact_box_qp(Q, *args[:3], y, 0.0)
+    best = objective(Q, -np.ones(n), exact)
+    assert abs(result.objective - best) <= 1e-6 * abs(best)
+    np.testing.assert_allclose(result.grad, Q @ result.alpha - 1, rtol=0,
+                               atol=1e-9 * np.abs(Q).max())
+    assert abs(y @ result.alpha) <= 1e-9 * n
 
 
 def test_libsvm_mode_keeps_libsvm_iterations(stalling):
