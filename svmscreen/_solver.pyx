@@ -23,7 +23,7 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
   before the final optimality check, from ``G_bar`` (LIBSVM) or from a
   snapshot of the gradient plus the columns of the variables that moved
   since, whichever costs fewer kernel values (``reconstruct_gradient``).
-* When SMO crawls (100,000 iterations, and work since the start or the
+* When SMO crawls (50,000 iterations, and work since the start or the
   last fallback about what a dense factorisation of the active block would
   cost, and that block fits the cache budget), an interior-point method
   (``dense_qp.interior_point``) takes the active variables near their
@@ -1061,13 +1061,21 @@ cdef class _SMO:
         if not np.all(np.isfinite(G_m)):
             return 0
         cdef double[::1] new_alpha = found, new_G = G_m
+        cdef double old_bound_value
         with nogil:
             for t in range(m):
+                # G_bar by the columns of the variables that reach or leave
+                # a bound, as SMO's steps keep it: rebuilding it costs one
+                # column per bounded variable (a9a, 20k rows, linear, C = 1:
+                # 7000 columns, a quarter of the solve's time)
+                old_bound_value = self.bound_value(t)
                 self.alpha[t] = new_alpha[t]
                 self.G[t] = new_G[t]
                 self.update_status(t)
-            self.G_bar_valid = False
-            self.unshrink = False
+                self.update_G_bar(t, old_bound_value)
+            # The method saw every variable that could move: no un-shrink
+            # (a gradient rebuild) is due before the final check.
+            self.unshrink = True
             self.whole_gradient = m == self.l_var
         return 0
 
@@ -1235,11 +1243,15 @@ cdef class _SMO:
 # factorisations cost (raw madelon, a = 2000: 4.4 ns per unit of SMO work,
 # about 0.4 ns per a^3 for Q's dense block and 25-35 Newton steps), so a
 # solve that needs it takes at most about twice its time; and not before
-# STALL_MIN_ITERATIONS iterations, so that ordinary solves never meet it
-# (``_SMO.crawling``).  Its matrices (Q's block and the factor) must fit the
+# STALL_MIN_ITERATIONS iterations since (``_SMO.crawling``).  With 20,000,
+# long RBF solves met it too (diabetes_scale, gamma 10/d, on the path:
+# five fallbacks on about 330 variables, 8% fewer iterations, not faster);
+# with 50,000, of the path benchmark's 24 small rows only the linear
+# kernel on splice and svmguide1 does, where SMO crawls on 5-70 free
+# variables.  Its matrices (Q's block and the factor) must fit the
 # cache budget, and LIBSVM mode keeps LIBSVM's iterations.
 cdef double STALL_WORK_PER_CUBE = 0.1
-cdef long long STALL_MIN_ITERATIONS = 20_000
+cdef long long STALL_MIN_ITERATIONS = 50_000
 
 
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
