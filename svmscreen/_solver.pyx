@@ -26,8 +26,9 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
 * When SMO crawls (50,000 iterations, and work since the start or the
   last fallback about what a dense factorisation of the active block would
   cost, and that block fits the cache budget), an interior-point method
-  (``dense_qp.interior_point``) takes the active variables near their
-  optimum, the shrunk ones held, and SMO finishes from there
+  (``dense_qp.interior_point``) takes the working variables (the free
+  ones and those at a bound that could still move) near their optimum,
+  the others held, and SMO finishes from there
   (``_SMO.dense_fallback``; docs/madelon_linear.md).  LIBSVM mode
   (``round_float32``) never does, to keep LIBSVM's iterations.
 * ``fixed`` variables never enter the problem: they stay at their bound and
@@ -1236,8 +1237,8 @@ cdef class _SMO:
         return (ub + lb) / 2
 
 
-# The dense fallback (``_SMO.dense_fallback``) takes over on a active
-# variables once SMO's work since the start or the last fallback
+# The dense fallback (``_SMO.dense_fallback``) takes over once SMO's work
+# on a active variables since the start or the last fallback
 # (work_select, the sum of the active-set sizes over its iterations) reaches
 # STALL_WORK_PER_CUBE a^3, about what the interior-point method's Cholesky
 # factorisations cost (raw madelon, a = 2000: 4.4 ns per unit of SMO work,
