@@ -997,13 +997,16 @@ cdef class _SMO:
     cdef bint crawling(self) noexcept nogil:
         """SMO has run STALL_MIN_ITERATIONS iterations and STALL_WORK_PER_CUBE
         a^3 work (a the active size) since the start or the last fallback,
-        and the fallback's matrices (the active block and its factor, 16 a^2
-        bytes) fit the cache budget."""
+        and the fallback could take the active block (``dense_fits``)."""
         cdef double a = self.active_size
-        return (self.active_size >= 2
-                and self.n_iter - self.stall_iter >= STALL_MIN_ITERATIONS
+        return (self.n_iter - self.stall_iter >= STALL_MIN_ITERATIONS
                 and self.work_select - self.stall_work >= STALL_WORK_PER_CUBE * a * a * a
-                and 16.0 * a * a <= self.Q.cache_mb * (1 << 20))
+                and self.dense_fits(self.active_size))
+
+    cdef bint dense_fits(self, Py_ssize_t m) noexcept nogil:
+        """The fallback's matrices on m variables (the block and its factor,
+        16 m^2 bytes) fit the cache budget, and there is a pair to solve."""
+        return m >= 2 and 16.0 * m * m <= self.Q.cache_mb * (1 << 20)
 
     cdef int dense_fallback(self) except -1:
         """Replace alpha on the working variables by the interior-point
@@ -1028,15 +1031,16 @@ cdef class _SMO:
         cdef Py_ssize_t t, m
         cdef double Gmax1, Gmax2
         self.stall_iter, self.stall_work = self.n_iter, self.work_select
-        with nogil:
-            if self.active_size < self.l_var:
+        if self.active_size < self.l_var:
+            with nogil:
                 self.reconstruct_gradient(self.l_var)
                 self.active_size = self.l_var
                 self.max_violations(&Gmax1, &Gmax2)
                 self.shrink(Gmax1, Gmax2)
-        self.Q.follow_positions()
+            # shrinking scatters the positions (as in run())
+            self.Q.follow_positions()
         m = self.active_size
-        if m < 2 or 16.0 * m * m > self.Q.cache_mb * (1 << 20):
+        if not self.dense_fits(m):
             return 0
         Q_m = self.Q.dense_block(m)
         alpha_m = np.array(self.alpha[:m])
