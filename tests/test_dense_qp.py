@@ -75,6 +75,20 @@ def _qmatrix(X, y, cache_mb=100.0, round_float32=False):
                    round_float32=round_float32)
 
 
+def _assert_exact_optimum(result, Q, lo, hi, y=None, delta=0.0):
+    """result (of solve with p = -1) is the exact box QP's optimum within
+    1e-6 relative objective, its gradient is Q alpha + p, and it keeps the
+    equality's value."""
+    p = -np.ones(len(lo))
+    exact = exact_box_qp(Q, p, lo, hi, y, delta)
+    best = objective(Q, p, exact)
+    assert abs(result.objective - best) <= 1e-6 * abs(best)
+    np.testing.assert_allclose(result.grad, Q @ result.alpha + p, rtol=0,
+                               atol=1e-9 * np.abs(Q).max())
+    if y is not None:
+        assert abs(y @ result.alpha - delta) <= 1e-9 * len(lo)
+
+
 @pytest.fixture(scope="module")
 def stalling():
     X, y = _stalling_problem()
@@ -93,14 +107,8 @@ def test_smo_alone_crawls_where_the_fallback_finishes(stalling):
     assert result.status == "optimal" and result.n_dense_steps > 0
     assert result.violation < 1e-3
     assert result.n_iter < 2_000_000
-    exact = exact_box_qp(Q, -np.ones(n), np.zeros(n), np.ones(n), y, 0.0)
-    best = objective(Q, -np.ones(n), exact)
-    assert abs(result.objective - best) <= 1e-6 * abs(best)
+    _assert_exact_optimum(result, Q, np.zeros(n), np.ones(n), y, 0.0)
     assert result.objective < alone.objective
-    # the gradient it returns is Q alpha + p
-    np.testing.assert_allclose(result.grad, Q @ result.alpha - 1, rtol=0,
-                               atol=1e-9 * np.abs(Q).max())
-    assert abs(y @ result.alpha) <= 1e-9 * n
 
 
 def test_fallback_keeps_fixed_variables_and_warm_starts(stalling):
@@ -122,11 +130,7 @@ def test_fallback_keeps_fixed_variables_and_warm_starts(stalling):
     np.testing.assert_array_equal(result.alpha[fixed], start[fixed])
     lo_ref, hi_ref = np.zeros(n), hi.copy()
     lo_ref[fixed] = hi_ref[fixed] = start[fixed]
-    exact = exact_box_qp(Q, -np.ones(n), lo_ref, hi_ref, y, delta)
-    best = objective(Q, -np.ones(n), exact)
-    assert abs(result.objective - best) <= 1e-6 * abs(best)
-    np.testing.assert_allclose(result.grad, Q @ result.alpha - 1, rtol=0,
-                               atol=1e-9 * np.abs(Q).max())
+    _assert_exact_optimum(result, Q, lo_ref, hi_ref, y, delta)
 
 
 def test_fallback_without_the_equality(stalling):
@@ -135,9 +139,7 @@ def test_fallback_without_the_equality(stalling):
     result = solve(_qmatrix(X, y), -np.ones(n), np.zeros(n), np.ones(n), np.zeros(n),
                    tol=1e-3)
     assert result.status == "optimal" and result.n_dense_steps > 0
-    exact = exact_box_qp(Q, -np.ones(n), np.zeros(n), np.ones(n))
-    best = objective(Q, -np.ones(n), exact)
-    assert abs(result.objective - best) <= 1e-6 * abs(best)
+    _assert_exact_optimum(result, Q, np.zeros(n), np.ones(n))
 
 
 @pytest.mark.parametrize("cache_mb", [100.0, 0.5])
@@ -157,12 +159,7 @@ def test_fallback_on_the_working_set_when_shrinking(cache_mb):
     result = solve(_qmatrix(X, y, cache_mb=cache_mb), *args, y=y, tol=1e-3)
     assert result.status == "optimal" and result.n_dense_steps > 0
     assert result.n_iter < alone.n_iter / 4
-    exact = exact_box_qp(Q, *args[:3], y, 0.0)
-    best = objective(Q, -np.ones(n), exact)
-    assert abs(result.objective - best) <= 1e-6 * abs(best)
-    np.testing.assert_allclose(result.grad, Q @ result.alpha - 1, rtol=0,
-                               atol=1e-9 * np.abs(Q).max())
-    assert abs(y @ result.alpha) <= 1e-9 * n
+    _assert_exact_optimum(result, Q, np.zeros(n), np.ones(n), y, 0.0)
 
 
 def test_libsvm_mode_keeps_libsvm_iterations(stalling):
