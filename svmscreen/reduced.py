@@ -33,7 +33,7 @@ def kkt_violators(alpha, grad, lo, hi, y, fixed, tol):
 
 def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1e-3,
                   shrinking=True, max_iter=None, screen_callback=None, screen_every=0,
-                  gap_screening=0, gap_tau=None, gap_roundoff=None):
+                  gap_screening=0, gap_tau=None, gap_roundoff=None, first_shrink=None):
     """``solve`` with screened variables fixed, then checked.
 
     Parameters are those of ``svmscreen._solver.solve``; every fixed variable
@@ -53,7 +53,7 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
     result = solve(Q, p, lo, hi, alpha0, y=y, fixed=fixed, grad0=grad0, tol=tol,
                    shrinking=shrinking, max_iter=max_iter, screen_callback=screen_callback,
                    screen_every=screen_every, gap_screening=gap_screening, gap_tau=gap_tau,
-                   gap_roundoff=gap_roundoff)
+                   gap_roundoff=gap_roundoff, first_shrink=first_shrink)
     n_iter = result.n_iter
     work = [result.work_select, result.work_reconstruct, result.work_gbar]
     n_frozen = int(result.frozen.sum())
@@ -66,7 +66,8 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
         n_put_back += int(bad.sum())
         fixed &= ~bad
         result = solve(Q, p, lo, hi, result.alpha, y=y, fixed=fixed, grad0=result.grad,
-                       tol=tol, shrinking=shrinking, max_iter=max_iter)
+                       tol=tol, shrinking=shrinking, max_iter=max_iter,
+                       first_shrink=first_shrink)
         n_iter += result.n_iter
         work[0] += result.work_select
         work[1] += result.work_reconstruct

@@ -592,6 +592,49 @@ def test_one_qmatrix_along_a_sequence_of_solves(problem, steps, cache_size, shri
         alpha = res.alpha
 
 
+@PROPERTY
+@given(problem=problems, first_shrink=st.sampled_from([1, 3, 10]),
+       at_bounds=st.sampled_from([0.3, 1.0]), cache_size=CACHE_SIZES)
+def test_early_first_shrink_same_optimum(problem, first_shrink, at_bounds, cache_size):
+    """``first_shrink`` (the path's warm starts shrink first after 200
+    iterations) only moves the first shrinking round: the result meets the
+    same stopping rule on the whole problem, with an exact gradient."""
+    alpha0 = problem.feasible_point(at_bounds)
+    tol = 1e-8
+    default = problem.solve(alpha0, tol=tol, cache_size=cache_size)
+    early = problem.solve(alpha0, tol=tol, cache_size=cache_size, first_shrink=first_shrink)
+    assert early.status == "optimal"
+    assert_feasible(problem, early.alpha)
+    grad = problem.grad(early.alpha)
+    np.testing.assert_allclose(early.grad, grad, rtol=0, atol=1e-9 * problem.scale)
+    assert kkt_violation(early.alpha, grad, problem.lo, problem.hi, problem.y) \
+        <= tol + 1e-9 * problem.scale
+    assert abs(early.objective - default.objective) <= gap_bound(problem, tol)
+
+
+def test_early_first_shrink_selects_over_fewer_variables():
+    """A warm start next to the optimum (the path's case): a first shrinking
+    round at iteration 20 instead of 1000 sets most variables aside, and the
+    900 iterations that follow select over fewer; the same stopping rule is
+    met."""
+    X, y = real_data("ijcnn1", 3000)
+    signs = np.where(y > 0, 1.0, -1.0)
+    Q = QMatrix(Kernel(check_X(X), "rbf", 1.0 / X.shape[1], 0.0, 3), signs, 100.0)
+    p, lo = -np.ones(y.size), np.zeros(y.size)
+    first = solve(Q, p, lo, np.full(y.size, 20.0), lo, y=signs)
+    # the optimum at C = 20 scaled to C = 25, as the path's warm start
+    alpha0, grad0 = 1.25 * first.alpha, 1.25 * (first.grad - p) + p
+    hi = np.full(y.size, 25.0)
+    runs = [solve(Q, p, lo, hi, alpha0, y=signs, grad0=grad0, first_shrink=k)
+            for k in (None, 20)]
+    assert runs[0].n_iter > 500
+    assert runs[1].work_select < 0.5 * runs[0].work_select
+    for res in runs:
+        assert res.status == "optimal"
+        assert kkt_violation(res.alpha, res.grad, lo, hi, signs) <= 1e-3
+    assert abs(runs[1].objective - runs[0].objective) <= 1e-3 * hi.sum()
+
+
 def test_shrinking_on_equals_off_real_data():
     """A problem long enough for shrinking and unshrinking to happen many
     times (iterations >> n)."""
