@@ -353,6 +353,13 @@ cdef class _SMO:
     cdef inline bint is_free(self, Py_ssize_t i) noexcept nogil:
         return self.status[i] == FREE
 
+    cdef inline bint in_up(self, Py_ssize_t t) noexcept nogil:
+        # y_t a_t may increase (I_up of WSS2)
+        return self.status[t] != (UPPER if self.y[t] > 0 else LOWER)
+
+    cdef inline bint in_low(self, Py_ssize_t t) noexcept nogil:
+        return self.status[t] != (LOWER if self.y[t] > 0 else UPPER)
+
     cdef inline double bound_value(self, Py_ssize_t i) noexcept nogil:
         # a_i's share of G_bar: a_i at a bound, 0 when free.
         return 0.0 if self.status[i] == FREE else self.alpha[i]
@@ -562,6 +569,32 @@ cdef class _SMO:
         if self.is_upper(t):
             return self.G[t] if self.G[t] > 0.0 else 0.0
         return self.G[t]
+
+    cdef Py_ssize_t count_violators(self) noexcept nogil:
+        """Movable variables that break the optimality conditions by more
+        than 10 eps (LIBSVM's un-shrink threshold): with the equality, -y_t G_t
+        beyond the midpoint of m(a) and M(a) on the wrong side for I_up / I_low;
+        without it, |projected gradient| > 10 eps."""
+        cdef Py_ssize_t t, count = 0
+        cdef double m = -INFINITY, M = INFINITY, v, centre, margin = 10.0 * self.eps
+        if not self.has_equality:
+            for t in range(self.l_var):
+                count += fabs(self.projected_gradient(t)) > margin
+            return count
+        for t in range(self.l_var):
+            v = -self.y[t] * self.G[t]
+            if self.in_up(t) and v > m:
+                m = v
+            if self.in_low(t) and v < M:
+                M = v
+        if m == -INFINITY or M == INFINITY:
+            return 0
+        centre = 0.5 * (m + M)
+        for t in range(self.l_var):
+            v = -self.y[t] * self.G[t]
+            count += ((self.in_up(t) and v > centre + margin)
+                      or (self.in_low(t) and v < centre - margin))
+        return count
 
     cdef int select_single(self, Py_ssize_t* out_i) noexcept nogil:
         """Bias-free selection: the variable whose clipped Newton step
@@ -1389,6 +1422,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.n_dense_steps = 0
     with nogil:
         s.init_gradient(grad0 is not None)
+        # A start that half the variables violate (a new regime along a
+        # path) is far from the optimum: an early round would shrink
+        # variables that must move, and rebuilding their gradient at the
+        # un-shrink costs kernel columns over rows the cache does not hold.
+        if s.first_shrink < min(n, 1000) and 2 * s.count_violators() > s.l_var:
+            s.first_shrink = min(n, 1000)
         s.alpha_start[:] = s.alpha
         s.G_start[:] = s.G
         s.run()
