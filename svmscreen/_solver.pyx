@@ -280,6 +280,11 @@ class SolveResult:
                 f"n_iter={self.n_iter}, status={self.status!r})")
 
 
+cdef inline long long shrink_period(Py_ssize_t l) noexcept nogil:
+    """Iterations between two shrinking rounds (svm.cpp: min(l, 1000))."""
+    return min(l, 1000)
+
+
 cdef class _SMO:
     cdef QMatrix Q
     cdef Py_ssize_t l              # all variables, fixed ones included
@@ -987,7 +992,7 @@ cdef class _SMO:
                 next_gap = self.n_iter + period
             counter -= 1
             if counter == 0:
-                counter = min(self.l, 1000)
+                counter = shrink_period(self.l)
                 if self.allow_dense and self.crawling():
                     self.stalled = True
                     return 0
@@ -1339,7 +1344,9 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         Iterations before the first shrinking round; later rounds follow
         every min(n, 1000), as LIBSVM's.  None: min(n, 1000).  A warm start
         near the optimum gains from an early first round (the path passes
-        ``path.WARM_FIRST_SHRINK``); the result is the same to the
+        ``path.WARM_FIRST_SHRINK``); a start that half the movable variables
+        violate by more than 10 tol keeps LIBSVM's first round
+        (``_SMO.count_violators``).  The result is the same to the
         tolerance, as shrinking only sets variables aside until the final
         check.
 
@@ -1355,7 +1362,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.l = n
     s.eps = tol
     s.shrinking = shrinking
-    s.first_shrink = min(n, 1000) if first_shrink is None else max(int(first_shrink), 1)
+    s.first_shrink = shrink_period(n) if first_shrink is None else max(int(first_shrink), 1)
     s.has_equality = y is not None
     s.max_iter = max(10_000_000, 100 * n) if max_iter is None else max_iter
     s.n_iter = 0
@@ -1426,12 +1433,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         # path) is far from the optimum: an early round would shrink
         # variables that must move, and rebuilding their gradient at the
         # un-shrink costs kernel columns over rows the cache does not hold.
-        if s.first_shrink < min(n, 1000) and 2 * s.count_violators() > s.l_var:
-            s.first_shrink = min(n, 1000)
+        if s.first_shrink < shrink_period(n) and 2 * s.count_violators() > s.l_var:
+            s.first_shrink = shrink_period(n)
         s.alpha_start[:] = s.alpha
         s.G_start[:] = s.G
         s.run()
-    s.first_shrink = min(n, 1000)
+    s.first_shrink = shrink_period(n)
     while s.stalled:
         s.stalled = False
         s.dense_fallback()
