@@ -495,16 +495,17 @@ def centre_sample(n):
 
 
 # A warm-started solve along the path shrinks first after this many
-# iterations, not LIBSVM's min(n, 1000).  The warm start is close to the
-# optimum, so most variables can be set aside at once, and the first 1000
-# iterations over all n were most of a solve's selection work: on 10k-row
-# ijcnn1, RBF 1/d, the solves at C >= 3.6 selected over 10M elements each
-# (1000 x n) and took 35-58 ms; they take 10-20 ms.  Measured path times
-# (CPU, best of 3, tol 1e-3, 50 C; docs/screening.md sec. 13), 200 against
-# 1000: ijcnn1 10k linear 0.73x, RBF 0.1/1/10 0.81/0.88/0.68x; a9a 10k linear
-# 0.72x, RBF 0.93x; svmguide1 linear 0.73x, RBF 0.96-1.04x; splice linear
-# 0.67x, RBF 1.17x (+11 ms: solves of 200-1000 iterations now rebuild the
-# gradient of what they shrank).  500 was slower than 200 on 3 of 4 rows.
+# iterations, not LIBSVM's min(n, 1000) (the solver keeps 1000 when half the
+# variables violate at the start: ``_SMO.count_violators``).  The warm start
+# is close to the optimum, so most variables can be set aside at once, and
+# the first 1000 iterations over all n were most of a solve's selection
+# work: on 10k-row ijcnn1, RBF 1/d, the solves at C >= 3.6 selected over 10M
+# elements each and took 35-55 ms; now 2M and 10-25 ms.  Path CPU time, best
+# of 3, 200 against 1000 (docs/screening.md sec. 13): geometric mean 0.87
+# over 14 rows; ijcnn1 10k 0.67-0.87, a9a 10k 0.81/0.95, splice and
+# svmguide1 linear 0.67/0.73; splice and svmguide1 RBF 1.14/1.07 (solves of
+# 200-1000 iterations now rebuild the gradient of what they shrank).  500 was
+# slower than 200 on 3 of 4 rows.
 WARM_FIRST_SHRINK = 200
 
 # The share of a solve's kernel evaluations that BT2/IT may spend on Q s
