@@ -458,6 +458,17 @@ def assert_feasible(problem, alpha):
         assert abs(problem.s @ alpha - problem.delta) <= 1e-9 * problem.scale * problem.n
 
 
+def assert_meets_stopping_rule(problem, res, tol):
+    """Optimal status, a feasible alpha, the exact gradient, and the
+    solver's stopping rule met on the whole problem."""
+    assert res.status == "optimal"
+    assert_feasible(problem, res.alpha)
+    grad = problem.grad(res.alpha)
+    np.testing.assert_allclose(res.grad, grad, rtol=0, atol=1e-9 * problem.scale)
+    assert kkt_violation(res.alpha, grad, problem.lo, problem.hi, problem.y) \
+        <= tol + 1e-9 * problem.scale
+
+
 CACHE_SIZES = st.sampled_from([1e-5, 10.0])   # two columns only, or everything
 
 
@@ -466,12 +477,7 @@ CACHE_SIZES = st.sampled_from([1e-5, 10.0])   # two columns only, or everything
        cache_size=CACHE_SIZES)
 def test_kkt_within_tol_and_bounds(problem, tol, shrinking, cache_size):
     res = problem.solve(problem.cold, tol=tol, shrinking=shrinking, cache_size=cache_size)
-    assert res.status == "optimal"
-    assert_feasible(problem, res.alpha)
-    grad = problem.grad(res.alpha)
-    np.testing.assert_allclose(res.grad, grad, rtol=0, atol=1e-9 * problem.scale)
-    assert kkt_violation(res.alpha, grad, problem.lo, problem.hi, problem.y) \
-        <= tol + 1e-9 * problem.scale
+    assert_meets_stopping_rule(problem, res, tol)
     assert abs(res.objective - problem.objective(res.alpha)) <= 1e-9 * problem.scale * problem.n
     assert res.violation < tol
     if problem.y is None:
@@ -603,12 +609,7 @@ def test_early_first_shrink_same_optimum(problem, first_shrink, at_bounds, cache
     tol = 1e-8
     default = problem.solve(alpha0, tol=tol, cache_size=cache_size)
     early = problem.solve(alpha0, tol=tol, cache_size=cache_size, first_shrink=first_shrink)
-    assert early.status == "optimal"
-    assert_feasible(problem, early.alpha)
-    grad = problem.grad(early.alpha)
-    np.testing.assert_allclose(early.grad, grad, rtol=0, atol=1e-9 * problem.scale)
-    assert kkt_violation(early.alpha, grad, problem.lo, problem.hi, problem.y) \
-        <= tol + 1e-9 * problem.scale
+    assert_meets_stopping_rule(problem, early, tol)
     assert abs(early.objective - default.objective) <= gap_bound(problem, tol)
 
 
