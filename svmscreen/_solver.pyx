@@ -1438,7 +1438,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         s.alpha_start[:] = s.alpha
         s.G_start[:] = s.G
         s.run()
-    s.first_shrink = shrink_period(n)
+    s.first_shrink = shrink_period(n)     # the runs after a dense fallback
     while s.stalled:
         s.stalled = False
         s.dense_fallback()
