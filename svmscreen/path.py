@@ -499,8 +499,8 @@ def centre_sample(n):
 # variables violate at the start: ``_SMO.count_violators``).  The warm start
 # is close to the optimum, so most variables can be set aside at once, and
 # the first 1000 iterations over all n were most of a solve's selection
-# work: on 10k-row ijcnn1, RBF 1/d, the solves at C >= 3.6 selected over 10M
-# elements each and took 35-55 ms; now 2M and 10-25 ms.  Path CPU time, best
+# work: on 10k-row ijcnn1, RBF 1/d, the solves at C >= 30 selected over 10M
+# elements each and took 35-55 ms; now 2-2.6M and 10-25 ms.  Path CPU time, best
 # of 3, 200 against 1000 (docs/screening.md sec. 13): geometric mean 0.87
 # over 14 rows; ijcnn1 10k 0.67-0.87, a9a 10k 0.81/0.95, splice and
 # svmguide1 linear 0.67/0.73; splice and svmguide1 RBF 1.14/1.07 (solves of
