@@ -576,26 +576,24 @@ cdef class _SMO:
         return self.G[t]
 
     cdef Py_ssize_t count_violators(self) noexcept nogil:
-        """Movable variables that break the optimality conditions by more
+        """Active variables that break the optimality conditions by more
         than 10 eps (LIBSVM's un-shrink threshold): with the equality, -y_t G_t
-        beyond the midpoint of m(a) and M(a) on the wrong side for I_up / I_low;
-        without it, |projected gradient| > 10 eps."""
+        beyond the midpoint of m(a) and M(a) (``max_violations``) on the
+        wrong side for I_up / I_low; without it, |projected gradient| >
+        10 eps.  ``solve`` calls it at the start, where the active set is
+        every movable variable."""
         cdef Py_ssize_t t, count = 0
-        cdef double m = -INFINITY, M = INFINITY, v, centre, margin = 10.0 * self.eps
+        cdef double Gmax1, Gmax2, v, centre, margin = 10.0 * self.eps
         if not self.has_equality:
-            for t in range(self.l_var):
+            for t in range(self.active_size):
                 count += fabs(self.projected_gradient(t)) > margin
             return count
-        for t in range(self.l_var):
-            v = -self.y[t] * self.G[t]
-            if self.in_up(t) and v > m:
-                m = v
-            if self.in_low(t) and v < M:
-                M = v
-        if m == -INFINITY or M == INFINITY:
+        # m(a) = Gmax1, M(a) = -Gmax2
+        self.max_violations(&Gmax1, &Gmax2)
+        if Gmax1 == -INFINITY or Gmax2 == -INFINITY:
             return 0
-        centre = 0.5 * (m + M)
-        for t in range(self.l_var):
+        centre = 0.5 * (Gmax1 - Gmax2)
+        for t in range(self.active_size):
             v = -self.y[t] * self.G[t]
             count += ((self.in_up(t) and v > centre + margin)
                       or (self.in_low(t) and v < centre - margin))
