@@ -27,8 +27,8 @@ from svmscreen._validation import (ConvergenceWarning, binary_signs, check_label
                                    check_X, class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_at
-from svmscreen.path import (_Problem, check_C_grid, make_screening, screening_applies,
-                            repair_equality, run_path)
+from svmscreen.path import (WARM_FIRST_SHRINK, _Problem, check_C_grid, make_screening,
+                            repair_equality, run_path, screening_applies)
 from svmscreen.reduced import solve_reduced
 from svmscreen.screening import gap_rule_allowances
 
@@ -122,11 +122,21 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         # sec. 4, in the form notes/seed_001 sec. 2.5 shows dominates eqs.
         # 26-27), then during the solve; only samples already at their
         # certified bound are frozen (pitfall 6).
+        # A warm start (the last step's beta, or the hinge optimum handed in)
+        # shrinks first after WARM_FIRST_SHRINK iterations, as on the path:
+        # only the samples whose mu flipped moved, so most variables can be
+        # set aside at once.  bench_ramp's grid, shrink+screen, 200 against
+        # LIBSVM's 1000, CPU time, best of 2: geometric mean 0.94 over the
+        # 36 cells at 5000 rows (0.96 at 2000), objectives within 3e-8
+        # relative; the select work fell by up to 3x (letter, gamma 0.05,
+        # C 10: 155M -> 50M), kernel values within 0.5% in every cell.
+        warm = {} if grad is None else dict(first_shrink=WARM_FIRST_SHRINK)
         solve_start = time.perf_counter()
         kernel_evals = Q.kernel_evals
         result, put_back = solve_reduced(
             Q, p, lo, C_i, beta, y=y, grad0=grad, tol=tol, shrinking=shrinking,
-            max_iter=max_iter, **(screening.solver_options(C_i, mu) if screening else {}))
+            max_iter=max_iter, **warm,
+            **(screening.solver_options(C_i, mu) if screening else {}))
         solve_seconds = time.perf_counter() - solve_start
         screened = (result.start_frozen_lower, result.start_frozen_upper)
         screen_seconds = result.screen_seconds

@@ -155,3 +155,22 @@ def test_ramp_path_equals_independent_fits():
         assert result.objective[-1] == pytest.approx(alone.objective[-1], rel=1e-8)
         for a, b in zip(result.outlier_history, alone.outlier_history):
             np.testing.assert_array_equal(a, b)
+
+
+def test_warm_steps_shrink_early_with_the_same_result(monkeypatch):
+    """A CCCP step warm-started from the last shrinks first after
+    WARM_FIRST_SHRINK iterations (as the path's solves do): on bench_ramp's
+    ijcnn1 cell (2000 rows, gamma 0.5, C 10) the select work falls by a
+    third against LIBSVM's first round at iteration 1000 (8.7M -> 5.9M
+    element visits), and CCCP takes the same steps to the same objective."""
+    import svmscreen.ramp as ramp
+    X, y = load_dataset("ijcnn1", max_rows=2000)
+    options = dict(C=10.0, gamma=0.5, s=0.0, tol=1e-6, screening="safe")
+    early = svmscreen.train_ramp(X, y, **options)
+    monkeypatch.setattr(ramp, "WARM_FIRST_SHRINK", 1000)
+    libsvm_round = svmscreen.train_ramp(X, y, **options)
+    assert early.n_outer == libsvm_round.n_outer > 2
+    for a, b in zip(early.outlier_history, libsvm_round.outlier_history):
+        np.testing.assert_array_equal(a, b)
+    assert early.objective[-1] == pytest.approx(libsvm_round.objective[-1], rel=1e-7)
+    assert early.work_select.sum() < 0.75 * libsvm_round.work_select.sum()
