@@ -505,7 +505,8 @@ def centre_sample(n):
 # over 14 rows; ijcnn1 10k 0.67-0.87, a9a 10k 0.81/0.95, splice and
 # svmguide1 linear 0.67/0.73; splice and svmguide1 RBF 1.14/1.07 (solves of
 # 200-1000 iterations now rebuild the gradient of what they shrank).  500 was
-# slower than 200 on 3 of 4 rows.
+# slower than 200 on 3 of 4 rows.  The ramp loss's warm CCCP steps use it too
+# (``ramp.cccp``).
 WARM_FIRST_SHRINK = 200
 
 # The share of a solve's kernel evaluations that BT2/IT may spend on Q s
