@@ -127,7 +127,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         # only the samples whose mu flipped moved, so most variables can be
         # set aside at once.  bench_ramp's grid, shrink+screen, 200 against
         # LIBSVM's 1000, CPU time, best of 2: geometric mean 0.94 over the
-        # 36 cells at 5000 rows (0.96 at 2000), objectives within 3e-8
+        # 36 cells at 5000 rows (0.96 at 2000), objectives within 2.1e-8
         # relative; the select work fell by up to 3x (letter, gamma 0.05,
         # C 10: 155M -> 50M), kernel values within 0.5% in every cell.
         warm = {} if grad is None else dict(first_shrink=WARM_FIRST_SHRINK)
