@@ -37,6 +37,7 @@ from svmscreen import ConvergenceWarning, duality_gap, fit_binary
 from svmscreen._kernels import Kernel
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import check_X
+from svmscreen.path import warm_start
 from svmscreen.screening import gap_rule_allowances
 
 LIBSVM_KERNEL = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
@@ -623,9 +624,9 @@ def test_early_first_shrink_selects_over_fewer_variables():
     Q = QMatrix(Kernel(check_X(X), "rbf", 1.0 / X.shape[1], 0.0, 3), signs, 100.0)
     p, lo = -np.ones(y.size), np.zeros(y.size)
     first = solve(Q, p, lo, np.full(y.size, 20.0), lo, y=signs)
-    # the optimum at C = 20 scaled to C = 25, as the path's warm start
-    alpha0, grad0 = 1.25 * first.alpha, 1.25 * (first.grad - p) + p
+    # the optimum at C = 20 scaled to C = 25: the path's warm start
     hi = np.full(y.size, 25.0)
+    alpha0, grad0 = warm_start(first.alpha, first.grad, p, 1.25, hi, Q)
     runs = [solve(Q, p, lo, hi, alpha0, y=signs, grad0=grad0, first_shrink=k)
             for k in (None, 20)]
     assert runs[0].n_iter > 500
