@@ -640,6 +640,10 @@ def make_screening(rule, problem, fit_intercept):
 
 
 def _progress_printer(verbose, total, label):
+    """``(progress(t, C), close)`` for ``run_path``: a tqdm bar if tqdm is
+    installed, else one line on stderr rewritten at each C; ``total`` None
+    when the number of C is not known in advance (the epsilon grid).
+    ``(None, no-op)`` unless ``verbose``."""
     if not verbose:
         return None, lambda: None
     try:
@@ -648,21 +652,28 @@ def _progress_printer(verbose, total, label):
         return (lambda t, C: (bar.update(1), bar.set_postfix(C=f"{C:.3g}"))), bar.close
     except ImportError:
         import sys
+        of = "" if total is None else f"/{total}"
 
         def show(t, C):
-            print(f"\r{label}: {t}/{total} (C = {C:.3g})", end="", file=sys.stderr, flush=True)
+            print(f"\r{label}: {t}{of} (C = {C:.3g})", end="", file=sys.stderr, flush=True)
         return show, lambda: print(file=sys.stderr)
 
 
-def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options):
-    """Accuracy on the held-out part of each C of a path on the training part."""
+def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options,
+                   progress_label=None):
+    """Accuracy on the held-out part of each C of a path on the training part
+    (with progress under ``progress_label`` if given)."""
     from svmscreen._kernels import cross_kernel
     # a precomputed fold trains on its square block K[train, train]
     X_train = X[np.ix_(train, train)] if params["kernel"] == "precomputed" else X[train]
     problem = _Problem(X_train, signs[train], hi_unit[train], **params)
     screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
-    rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,
-                                                  keep="all"))
+    progress, close = _progress_printer(progress_label is not None, len(grid), progress_label)
+    try:
+        rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,
+                                                      keep="all", progress=progress))
+    finally:
+        close()
     X_held, s_held = X[held], signs[held]
     accuracy = np.empty(len(grid))
     for t, alpha in enumerate(alphas):
@@ -725,7 +736,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     random_state : int
         Seed of the fold assignment.
     verbose : bool
-        Show progress (tqdm if installed).
+        Show progress on stderr: a bar per path (tqdm if installed), the
+        folds' paths included; folds or gamma values run in parallel report
+        through joblib's messages instead.
 
     Returns
     -------
@@ -741,9 +754,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
                        sample_weight=sample_weight, screening=screening,
                        shrinking=shrinking, tol=tol, cache_size=cache_size,
                        max_iter=max_iter, cv=cv, n_jobs=None, keep=keep,
-                       random_state=random_state, verbose=verbose)
+                       random_state=random_state, verbose=verbose and _sequential(n_jobs))
         return _parallel(n_jobs, [(train_path, (X, y), dict(options, gamma=g))
-                                  for g in gammas])
+                                  for g in gammas], verbose=verbose)
 
     _, degree, coef0, tol, cache_size, max_iter = check_parameters(
         C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=tol, cache_size=cache_size,
@@ -784,7 +797,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_screening(screening, problem, fit_intercept)
     total = len(C_grid) if not epsilon_path else 0
-    progress, close = _progress_printer(verbose, total or None, "path")
+    label = "path" if kernel in ("linear", "precomputed") else f"path (gamma = {gamma:.3g})"
+    progress, close = _progress_printer(verbose, total or None, label)
     try:
         rows, alphas = run_path(problem, C_grid, screening=rule, tol=tol, shrinking=shrinking,
                                 max_iter=max_iter, keep=keep,
@@ -798,20 +812,27 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         folds = stratified_folds(y, cv, random_state)
         path_options = dict(screening=screening, tol=tol, shrinking=shrinking,
                             max_iter=max_iter)
+        show_folds = verbose and _sequential(n_jobs)
         tasks = [(_fold_accuracy, (X, y, signs, hi_unit, folds != k, folds == k,
-                                   result.C, params, path_options), {})
+                                   result.C, params, path_options,
+                                   f"fold {k + 1}/{cv}" if show_folds else None), {})
                  for k in range(cv)]
-        result.cv_accuracy = np.array(_parallel(n_jobs, tasks))
+        result.cv_accuracy = np.array(_parallel(n_jobs, tasks, verbose=verbose))
     return result
 
 
-def _parallel(n_jobs, tasks):
-    """Run (function, args, kwargs) tasks, through joblib when n_jobs != 1."""
-    if n_jobs is None or n_jobs == 1:
+def _sequential(n_jobs):
+    return n_jobs is None or n_jobs == 1
+
+
+def _parallel(n_jobs, tasks, verbose=False):
+    """Run (function, args, kwargs) tasks, through joblib when n_jobs != 1
+    (with its progress messages on stderr if ``verbose``)."""
+    if _sequential(n_jobs):
         return [function(*args, **kwargs) for function, args, kwargs in tasks]
     try:
         from joblib import Parallel, delayed
     except ImportError:
         raise ImportError("n_jobs needs joblib: pip install 'svmscreen[parallel]'") from None
-    return Parallel(n_jobs=n_jobs)(delayed(function)(*args, **kwargs)
-                                   for function, args, kwargs in tasks)
+    return Parallel(n_jobs=n_jobs, verbose=10 if verbose else 0)(
+        delayed(function)(*args, **kwargs) for function, args, kwargs in tasks)

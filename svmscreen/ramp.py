@@ -17,6 +17,7 @@ change, so a step warm-starts from the last beta (equality repaired) and its
 gradient is updated by the columns of the samples whose mu or beta changed.
 The loop stops when mu no longer changes.
 """
+import sys
 import time
 import warnings
 
@@ -27,8 +28,8 @@ from svmscreen._validation import (ConvergenceWarning, binary_signs, check_label
                                    check_X, class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_at
-from svmscreen.path import (WARM_FIRST_SHRINK, _Problem, check_C_grid, make_screening,
-                            repair_equality, run_path, screening_applies)
+from svmscreen.path import (WARM_FIRST_SHRINK, _Problem, _progress_printer, check_C_grid,
+                            make_screening, repair_equality, run_path, screening_applies)
 from svmscreen.reduced import solve_reduced
 from svmscreen.screening import gap_rule_allowances
 
@@ -91,11 +92,12 @@ class RampResult:
 
 
 def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
-         beta0=None, grad0=None):
+         beta0=None, grad0=None, progress=None):
     """The CCCP loop on one problem at one C.
 
     ``beta0``/``grad0`` may carry the hinge SVM's solution at C (the first
     step, mu = 0), e.g. from a path; otherwise the first step starts at 0.
+    ``progress(step, objective, n_outliers)``, if given, sees every step.
     Returns (beta, mu, intercept, trace, converged).
     """
     n = problem.n
@@ -163,6 +165,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                           kernel_evals=Q.kernel_evals - kernel_evals,
                           n_swaps=result.n_swaps,
                           screen_seconds=screen_seconds, solve_seconds=solve_seconds))
+        if progress is not None:
+            progress(step + 1, J, trace[-1]["n_outliers"])
         # Descent holds up to the inner problem's own duality gap
         # (notes/seed_001 §6, pitfall 12): J_{k+1} <= J_k + gap_{k+1}, the gap
         # taken at the intercept J uses.
@@ -247,7 +251,7 @@ def _check_max_outer(max_outer):
 
 def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degree=3,
                class_weight=None, screening="safe", tol=1e-3, shrinking=True,
-               cache_size=100.0, max_iter=None, max_outer=50):
+               cache_size=100.0, max_iter=None, max_outer=50, verbose=False):
     """Fit a ramp-loss SVM (robust to mislabelled points) by CCCP.
 
     Parameters
@@ -264,6 +268,9 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
         (paper 001's rules, made safe for the intercept).
     max_outer : int, default=50
         Cap on CCCP steps; reaching it warns.
+    verbose : bool, default=False
+        Print a line on stderr after each CCCP step (its objective and the
+        number of outliers).
 
     Returns
     -------
@@ -281,16 +288,17 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     rule = make_ramp_screening(screening, problem)
     beta, mu, intercept, trace, converged = cccp(
         problem, C, s, screening=rule, tol=tol, shrinking=shrinking, max_iter=max_iter,
-        max_outer=max_outer)
+        max_outer=max_outer, progress=_step_printer(C) if verbose else None)
     model = _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace)
     return RampResult(model, trace, converged, mu)
 
 
 def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degree=3,
                     class_weight=None, screening="safe", tol=1e-3, shrinking=True,
-                    cache_size=100.0, max_iter=None, max_outer=50):
+                    cache_size=100.0, max_iter=None, max_outer=50, verbose=False):
     """``train_ramp`` at every C of an increasing grid, sharing one kernel
-    cache.
+    cache (``verbose``: a progress bar over the grid on stderr, tqdm if
+    installed).
 
     CCCP's first step at C is the hinge SVM at C, so the hinge solutions come
     from the warm-started, screened path of ``train_path`` and each CCCP
@@ -311,6 +319,7 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     path_rule = make_screening("it" if screening else None, problem, True)
     ramp_rule = make_ramp_screening(screening, problem)
     results = []
+    progress, close = _progress_printer(verbose, len(grid), "ramp path")
 
     def run_cccp(t, C_t, alpha, grad):
         beta, mu, intercept, trace, converged = cccp(
@@ -318,10 +327,23 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
             max_iter=max_iter, max_outer=max_outer, beta0=alpha, grad0=grad)
         model = _ramp_model(X, classes, signs, beta, mu, intercept, C_t, params, trace)
         results.append(RampResult(model, trace, converged, mu))
+        if progress is not None:
+            progress(t + 1, C_t)
 
-    run_path(problem, grid, screening=path_rule, tol=tol, shrinking=shrinking,
-             max_iter=max_iter, keep="summary", on_solution=run_cccp)
+    try:
+        run_path(problem, grid, screening=path_rule, tol=tol, shrinking=shrinking,
+                 max_iter=max_iter, keep="summary", on_solution=run_cccp)
+    finally:
+        close()
     return results
+
+
+def _step_printer(C):
+    """``cccp``'s progress for ``train_ramp(verbose=True)``: a line a step."""
+    def show(step, objective, n_outliers):
+        print(f"ramp, C = {C:.3g}: step {step}: objective {objective:.10g}, "
+              f"{n_outliers} outliers", file=sys.stderr, flush=True)
+    return show
 
 
 class _RampScreening:

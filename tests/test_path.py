@@ -250,6 +250,31 @@ def test_parallel_folds_and_gamma_list_agree_with_serial():
         np.testing.assert_allclose(a.objective, b.objective)
 
 
+def test_verbose_shows_the_progress_of_the_path_and_of_each_fold(capsys):
+    X, y = load_dataset("heart_scale")
+    quiet = train_path(X, y, n_C=6, cv=2)
+    assert capsys.readouterr().err == ""
+    loud = train_path(X, y, n_C=6, cv=2, verbose=True)
+    err = capsys.readouterr().err
+    # the same lines with or without tqdm: "<label>: ... 6/6"
+    for label in ("path (gamma = 0.0769)", "fold 1/2", "fold 2/2"):
+        assert f"{label}:" in err and "6/6" in err.split(f"{label}:")[-1], err
+    np.testing.assert_array_equal(quiet.cv_accuracy, loud.cv_accuracy)
+    # the epsilon grid's length is not known in advance: a count, no total
+    train_path(X, y, grid="epsilon", C_range=(1e-2, 0.1), kernel="linear", verbose=True)
+    err = capsys.readouterr().err
+    assert err.startswith("path: 1") or err.startswith("\rpath: 1"), err
+
+
+def test_verbose_parallel_folds_report_through_joblib(capsys):
+    pytest.importorskip("joblib")
+    X, y = load_dataset("heart_scale")
+    train_path(X, y, n_C=4, cv=2, n_jobs=2, verbose=True)
+    err = capsys.readouterr().err
+    assert "[Parallel(n_jobs=2)]: Done   2 out of   2" in err, err
+    assert "fold 1/2" not in err      # the workers' bars would interleave
+
+
 def test_dask_backend_if_installed():
     distributed = pytest.importorskip("dask.distributed")
     from joblib import parallel_backend

@@ -157,6 +157,20 @@ def test_ramp_path_equals_independent_fits():
             np.testing.assert_array_equal(a, b)
 
 
+def test_verbose_prints_each_cccp_step_and_the_grid(capsys):
+    X, y = noisy_blobs(80, 0.2, seed=11)
+    result = svmscreen.train_ramp(X, y, C=10.0, gamma=0.5, verbose=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == result.n_outer >= 2
+    for step, (line, objective, n_outliers) in enumerate(
+            zip(lines, result.objective, result.n_outliers), start=1):
+        assert line == (f"ramp, C = 10: step {step}: objective {objective:.10g}, "
+                        f"{n_outliers} outliers")
+    svmscreen.train_ramp_path(X, y, [1.0, 3.0, 10.0], gamma=0.5, verbose=True)
+    err = capsys.readouterr().err
+    assert "ramp path:" in err and "3/3" in err.split("ramp path:")[-1], err
+
+
 def test_warm_steps_shrink_early_with_the_same_result(monkeypatch):
     """A CCCP step warm-started from the last shrinks first after
     WARM_FIRST_SHRINK iterations (as the path's solves do): on bench_ramp's
