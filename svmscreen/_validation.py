@@ -226,8 +226,8 @@ def class_bounds(signs, classes, C, class_weight, sample_weight):
         raise ValueError("C times class_weight and sample_weight overflows float64 for "
                          "some samples; use smaller values")
     if not np.any(hi > 0):
-        raise ValueError("C times class_weight and sample_weight is 0 for every sample "
-                         "(underflow or all weights 0): nothing to train")
+        raise ValueError("C times class_weight and sample_weight is zero for every sample "
+                         "(underflow, or every weight zero): nothing to train")
     return hi
 
 

@@ -487,6 +487,49 @@ def stratified_folds(y, n_folds, seed=0):
     return fold
 
 
+def cv_splits(cv, signs, random_state=0):
+    """The (train, held-out) boolean masks of ``train_path``'s ``cv``: k
+    stratified folds for an integer k >= 2, or the given (train, test)
+    index pairs (e.g. a scikit-learn splitter's ``split``).  Each training
+    part must hold both classes, each held-out part a sample."""
+    n = signs.shape[0]
+    if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ValueError(f"cv must be an integer >= 2, got {cv!r}")
+        smallest = min(np.sum(signs > 0), np.sum(signs < 0))
+        if cv > smallest:
+            raise ValueError(f"cv={cv} is larger than the smallest class ({smallest} samples)")
+        folds = stratified_folds(signs, cv, random_state)
+        return [(folds != k, folds == k) for k in range(cv)]
+    if isinstance(cv, (str, bytes, bool, float)) or not hasattr(cv, "__iter__"):
+        raise ValueError("cv must be an integer >= 2 or an iterable of (train, test) index "
+                         f"arrays, got {cv!r}")
+    splits = []
+    for k, pair in enumerate(cv):
+        try:
+            train_index, held_index = pair
+        except (TypeError, ValueError):
+            raise ValueError(f"cv split {k} is not a (train, test) pair") from None
+        masks = []
+        for part, index in (("train", train_index), ("test", held_index)):
+            index = np.asarray(index)
+            if index.ndim != 1 or index.size == 0 or index.dtype.kind not in "iu":
+                raise ValueError(f"cv split {k}: its {part} part must be a non-empty 1-d "
+                                 "array of sample indices")
+            if index.min() < -n or index.max() >= n:
+                raise ValueError(f"cv split {k}: its {part} part has an index out of range "
+                                 f"for {n} samples")
+            mask = np.zeros(n, dtype=bool)
+            mask[index] = True
+            masks.append(mask)
+        if np.unique(signs[masks[0]]).size < 2:
+            raise ValueError(f"cv split {k}: its training part holds one class only")
+        splits.append(tuple(masks))
+    if not splits:
+        raise ValueError("cv is an empty iterable of splits")
+    return splits
+
+
 def centre_sample(n):
     """Samples whose feature-space mean centres the intercept count
     (bias_screening.md §2.4a: any subsample is equally safe).  It costs
@@ -726,8 +769,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         domes lose the most to that widening, and on small problems their
         look-ahead solves cost more than they save (sec. 7).
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
-    cv : int or None
-        Stratified k-fold cross-validation along the path.
+    cv : int, iterable of (train, test) index arrays, or None
+        Cross-validation along the path: k stratified folds, or the given
+        splits (e.g. ``sklearn.model_selection.GroupKFold().split(...)``).
     n_jobs : int or None
         Folds (and gamma values) in parallel through joblib (needs joblib);
         None or 1 runs them in this process.
@@ -785,12 +829,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         epsilon_path = True
     else:
         raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
-    if cv is not None:
-        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
-            raise ValueError(f"cv must be an integer >= 2, got {cv!r}")
-        smallest = min(np.sum(signs > 0), np.sum(signs < 0))
-        if cv > smallest:
-            raise ValueError(f"cv={cv} is larger than the smallest class ({smallest} samples)")
+    splits = None if cv is None else cv_splits(cv, signs, random_state)
 
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=fit_intercept)
@@ -808,15 +847,14 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         close()
     result = PathResult(rows, alphas, params, X, signs, classes)
     result.gamma = gamma
-    if cv is not None:
-        folds = stratified_folds(y, cv, random_state)
+    if splits is not None:
         path_options = dict(screening=screening, tol=tol, shrinking=shrinking,
                             max_iter=max_iter)
         show_folds = verbose and _sequential(n_jobs)
-        tasks = [(_fold_accuracy, (X, y, signs, hi_unit, folds != k, folds == k,
-                                   result.C, params, path_options,
-                                   f"fold {k + 1}/{cv}" if show_folds else None), {})
-                 for k in range(cv)]
+        tasks = [(_fold_accuracy, (X, y, signs, hi_unit, train, held, result.C, params,
+                                   path_options,
+                                   f"fold {k + 1}/{len(splits)}" if show_folds else None), {})
+                 for k, (train, held) in enumerate(splits)]
         result.cv_accuracy = np.array(_parallel(n_jobs, tasks, verbose=verbose))
     return result
 

@@ -147,7 +147,7 @@ ERRORS = [
     ("weighted-C-overflow", X0, Y0, {"C": 1e308, "class_weight": {1.0: 10.0}}, ValueError,
      "overflows"),
     ("weighted-C-underflow", X0, Y0, {"C": 1e-300, "sample_weight": np.full(8, 1e-300)},
-     ValueError, "is 0 for every sample"),
+     ValueError, "is zero for every sample"),
     ("labels-beyond-2**53", X0, np.array([2 ** 53, 2 ** 53 + 1] * 3 + [5, 5], dtype=np.int64),
      {}, ValueError, "2\\*\\*53"),
     ("sparse-1d", sp.coo_array(np.array([1.0, 0.0, 2.0])), [1.0], {}, ValueError, "2-D"),

@@ -1,0 +1,383 @@
+"""scikit-learn estimators over svmscreen's solver, path and ramp loss.
+
+* ``SVC``: a drop-in for ``sklearn.svm.SVC`` (C-SVC, one-vs-one over the
+  classes, the same parameters, defaults and fitted attributes), solved by
+  svmscreen's SMO.
+* ``SVCPathCV``: C chosen by cross-validation along a warm-started, safely
+  screened regularization path (``train_path``), then refit on all data;
+  binary.
+* ``RampSVC``: the ramp-loss (robust) SVM trained by CCCP (``train_ramp``);
+  binary.
+
+They work in pipelines, ``GridSearchCV`` and ``clone``, and pass
+scikit-learn's ``check_estimator`` (tests/test_estimators.py).  This module
+imports scikit-learn (>= 1.6), which the rest of svmscreen does not need:
+``pip install "svmscreen[sklearn]"``.
+"""
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from svmscreen._validation import INT64_MAX, check_vector, resolve_gamma
+from svmscreen.model import fit_binary
+from svmscreen.path import train_path
+from svmscreen.ramp import train_ramp
+
+__all__ = ["SVC", "SVCPathCV", "RampSVC"]
+
+
+def _no_cap(max_iter):
+    """scikit-learn's max_iter=-1 (no limit) as the solver's int."""
+    return INT64_MAX if max_iter == -1 else max_iter
+
+
+def _check_X_y(estimator, X, y, kernel):
+    X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+    if kernel == "precomputed" and X.shape[0] != X.shape[1]:
+        raise ValueError(f"X should be a square kernel matrix, got shape {X.shape}")
+    check_classification_targets(y)
+    classes, y_index = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(f"The number of classes has to be greater than one; got "
+                         f"{classes.size} class")
+    return X, y, classes, y_index
+
+
+def _check_X(estimator, X):
+    check_is_fitted(estimator)
+    return validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C",
+                         reset=False)
+
+
+def _binary_only(estimator, classes):
+    if classes.size != 2:
+        raise ValueError(f"Only binary classification is supported by "
+                         f"{type(estimator).__name__}; y has {classes.size} classes "
+                         "(svmscreen.estimators.SVC splits them one-vs-one)")
+
+
+def ovr_decision_function(dec):
+    """One-vs-rest scores from one-vs-one decision values (pair (i, j),
+    i < j, in order; dec > 0 votes for i): votes plus the summed
+    confidences squashed into (-1/3, 1/3), so that they only break ties
+    of the votes (scikit-learn's ``decision_function_shape="ovr"``)."""
+    n_pairs = dec.shape[1]
+    n_classes = int(round((1 + np.sqrt(1 + 8 * n_pairs)) / 2))
+    votes = np.zeros((dec.shape[0], n_classes))
+    confidence = np.zeros((dec.shape[0], n_classes))
+    pair = 0
+    for i in range(n_classes):
+        for j in range(i + 1, n_classes):
+            votes[:, i] += dec[:, pair] > 0
+            votes[:, j] += dec[:, pair] <= 0
+            confidence[:, i] += dec[:, pair]
+            confidence[:, j] -= dec[:, pair]
+            pair += 1
+    return votes + confidence / (3 * (np.abs(confidence) + 1))
+
+
+class SVC(ClassifierMixin, BaseEstimator):
+    """C-support vector classification, as ``sklearn.svm.SVC``, solved by
+    svmscreen's SMO (LIBSVM's working-set selection, shrinking and cache).
+
+    Multi-class problems are split one-vs-one, as LIBSVM and scikit-learn
+    do: a binary SVM per pair of classes (i < j in ``classes_`` order),
+    prediction by votes (ties to the lower class).
+
+    Parameters
+    ----------
+    C, kernel, degree, gamma, coef0, shrinking, tol, cache_size,
+    class_weight, max_iter, decision_function_shape, break_ties :
+        As ``sklearn.svm.SVC``: kernel one of "linear", "poly", "rbf",
+        "sigmoid", "precomputed"; gamma a number, "scale" or "auto";
+        class_weight a dict or "balanced"; max_iter -1 for no limit.
+
+    Attributes
+    ----------
+    classes_, class_weight_, support_, support_vectors_, n_support_,
+    dual_coef_, intercept_, n_iter_, n_features_in_, feature_names_in_ :
+        As ``sklearn.svm.SVC`` (``dual_coef_`` in LIBSVM's layout; for two
+        classes, f(x) > 0 predicts ``classes_[1]``).
+    models_ : list of BinaryModel
+        The pairwise models, pair (i, j) with i < j in order.
+    """
+
+    def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
+                 shrinking=True, tol=1e-3, cache_size=200, class_weight=None, max_iter=-1,
+                 decision_function_shape="ovr", break_ties=False):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError("decision_function_shape must be 'ovr' or 'ovo', got "
+                             f"{self.decision_function_shape!r}")
+        X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
+        # C_i = C * class_weight[y_i] * sample_weight_i, as scikit-learn's SVC
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_,
+                                                  y=y)
+        weight = self.class_weight_[y_index]
+        if sample_weight is not None:
+            weight = weight * check_vector(sample_weight, y.size, "sample_weight")
+        precomputed = self.kernel == "precomputed"
+        # one gamma for all pairs: "scale" and "auto" read the whole X
+        self._gamma = resolve_gamma(self.gamma, X, self.kernel)
+        n_classes = self.classes_.size
+        self.models_, self._pair_rows = [], []
+        for i in range(n_classes):
+            for j in range(i + 1, n_classes):
+                rows = np.flatnonzero((y_index == i) | (y_index == j))
+                # label 1 for class j, so that f > 0 predicts classes_[j]
+                labels = (y_index[rows] == j).astype(np.float64)
+                X_pair = X[np.ix_(rows, rows)] if precomputed else X[rows]
+                self.models_.append(fit_binary(
+                    X_pair, labels, C=self.C, kernel=self.kernel, gamma=self._gamma,
+                    coef0=self.coef0, degree=self.degree, sample_weight=weight[rows],
+                    tol=self.tol, shrinking=self.shrinking, cache_size=self.cache_size,
+                    max_iter=_no_cap(self.max_iter)))
+                self._pair_rows.append(rows)
+        self._set_support(X, y_index, precomputed)
+        return self
+
+    def _set_support(self, X, y_index, precomputed):
+        """support_, support_vectors_, n_support_, dual_coef_, intercept_ in
+        LIBSVM's layout: the support vectors grouped by class, and the
+        coefficient of a class-c vector in pair (i, j) in row j - 1 if c = i,
+        row i if c = j (signed so that it votes for i when positive)."""
+        n_classes = self.classes_.size
+        is_support = np.zeros(y_index.size, dtype=bool)
+        for model, rows in zip(self.models_, self._pair_rows):
+            is_support[rows[model.support_]] = True
+        order = np.lexsort((np.arange(y_index.size), y_index))
+        self.support_ = order[is_support[order]].astype(np.int32)
+        self.n_support_ = np.bincount(y_index[self.support_],
+                                      minlength=n_classes).astype(np.int32)
+        position = np.full(y_index.size, -1)
+        position[self.support_] = np.arange(self.support_.size)
+        dual = np.zeros((n_classes - 1, self.support_.size))
+        intercept = np.empty(len(self.models_))
+        pair = 0
+        for i in range(n_classes):
+            for j in range(i + 1, n_classes):
+                model, rows = self.models_[pair], self._pair_rows[pair]
+                samples = rows[model.support_]
+                # the model's f votes for j when positive: negate for i
+                coef = -model.dual_coef_
+                row = np.where(y_index[samples] == i, j - 1, i)
+                dual[row, position[samples]] = coef
+                intercept[pair] = -model.intercept_
+                pair += 1
+        if n_classes == 2:
+            # one pair: scikit-learn reports it with f > 0 for classes_[1]
+            dual, intercept = -dual, -intercept
+        self.dual_coef_, self.intercept_ = dual, intercept
+        self.support_vectors_ = (np.empty((0, 0)) if precomputed else X[self.support_])
+        if sp.issparse(self.support_vectors_):
+            self.support_vectors_ = sp.csr_matrix(self.support_vectors_)
+        self.n_iter_ = np.array([model.n_iter_ for model in self.models_], dtype=np.int32)
+
+    def _pair_values(self, X):
+        """(n, n_pairs) decision values, positive for the pair's first class."""
+        X = _check_X(self, X)
+        precomputed = self.kernel == "precomputed"
+        dec = np.empty((X.shape[0], len(self.models_)))
+        for pair, (model, rows) in enumerate(zip(self.models_, self._pair_rows)):
+            dec[:, pair] = -model.decision_function(X[:, rows] if precomputed else X)
+        return dec
+
+    def decision_function(self, X):
+        """For two classes, f(x) (> 0 predicts ``classes_[1]``); otherwise
+        one column per pair ("ovo") or per class ("ovr")."""
+        dec = self._pair_values(X)
+        if self.classes_.size == 2:
+            return -dec[:, 0]
+        if self.decision_function_shape == "ovr":
+            return ovr_decision_function(dec)
+        return dec
+
+    def predict(self, X):
+        dec = self._pair_values(X)
+        n_classes = self.classes_.size
+        if self.break_ties and n_classes > 2:
+            if self.decision_function_shape == "ovo":
+                raise ValueError("break_ties must be False when decision_function_shape "
+                                 "is 'ovo'")
+            return self.classes_[np.argmax(ovr_decision_function(dec), axis=1)]
+        votes = np.zeros((dec.shape[0], n_classes), dtype=np.intp)
+        pair = 0
+        for i in range(n_classes):
+            for j in range(i + 1, n_classes):
+                votes[:, i] += dec[:, pair] > 0
+                votes[:, j] += dec[:, pair] <= 0
+                pair += 1
+        # argmax takes the first maximum: ties go to the lower class, as LIBSVM
+        return self.classes_[np.argmax(votes, axis=1)]
+
+
+class _BinaryModelClassifier(ClassifierMixin, BaseEstimator):
+    """What ``SVCPathCV`` and ``RampSVC`` share: a fitted ``model_``
+    (BinaryModel) that predicts."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def decision_function(self, X):
+        """f(x); f > 0 predicts ``classes_[1]``."""
+        X = _check_X(self, X)
+        return self.model_.decision_function(X)
+
+    def predict(self, X):
+        X = _check_X(self, X)
+        # model_ was trained on the class indices 0 and 1
+        return self.classes_[self.model_.predict(X).astype(np.intp)]
+
+    def _binary_fit_data(self, X, y):
+        """Validated X, the class indices (0, 1) that svmscreen's functions
+        train on (any label type), and class_weight as their dict."""
+        X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
+        _binary_only(self, self.classes_)
+        weights = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        return X, y_index, {0: float(weights[0]), 1: float(weights[1])}
+
+
+class SVCPathCV(_BinaryModelClassifier):
+    """Binary C-SVC with C chosen by k-fold cross-validation along a
+    regularization path (``svmscreen.train_path``: warm starts, one kernel
+    cache, safe screening), refit on all data at the best C.
+
+    Parameters
+    ----------
+    Cs : int or array-like, default=50
+        The number of log-spaced C in ``C_range``, or the grid itself
+        (strictly increasing).
+    C_range : (float, float), default=(1e-2, 1e3)
+    cv : int, default=5
+        Stratified folds.
+    kernel, degree, gamma, coef0, shrinking, tol, cache_size, class_weight :
+        As ``SVC`` (class_weight: a dict, "balanced" or None).
+    screening : {"dvi", "it", "bt2", "essnsv", "ssnsv"} or None, default="dvi"
+    n_jobs : int or None
+        Folds in parallel through joblib.
+
+    Attributes
+    ----------
+    C_ : float
+        The C of the best mean CV accuracy (the smallest such C on ties).
+    Cs_ : ndarray
+        The grid.
+    cv_accuracy_ : ndarray of shape (cv, n_C)
+    path_ : PathResult
+        The path on all data, with its screening statistics.
+    model_ : BinaryModel
+        The refit at C_.
+    classes_, n_features_in_
+    """
+
+    def __init__(self, Cs=50, C_range=(1e-2, 1e3), cv=5, kernel="rbf", degree=3,
+                 gamma="scale", coef0=0.0, shrinking=True, tol=1e-3, cache_size=200,
+                 class_weight=None, screening="dvi", n_jobs=None):
+        self.Cs = Cs
+        self.C_range = C_range
+        self.cv = cv
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.screening = screening
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        X, y_index, class_weight = self._binary_fit_data(X, y)
+        grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
+        self.path_ = train_path(
+            X, y_index, **grid, C_range=self.C_range, kernel=self.kernel,
+            degree=self.degree, gamma=self.gamma, coef0=self.coef0,
+            shrinking=self.shrinking, tol=self.tol, cache_size=self.cache_size,
+            class_weight=class_weight,
+            sample_weight=sample_weight,
+            screening=self.screening, cv=self.cv, n_jobs=self.n_jobs)
+        self.Cs_ = self.path_.C
+        self.cv_accuracy_ = self.path_.cv_accuracy
+        self.C_ = float(self.path_.best_C)
+        self.model_ = self.path_.best_model
+        return self
+
+
+class RampSVC(_BinaryModelClassifier):
+    """Binary ramp-loss SVM (robust to mislabelled training points),
+    trained by CCCP with safe screening (``svmscreen.train_ramp``).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+    s : float <= 0, default=0.0
+        Where the ramp flattens: a sample with margin below s stops pulling
+        on the model.
+    kernel, degree, gamma, coef0, shrinking, tol, cache_size, class_weight :
+        As ``SVC`` (class_weight: a dict, "balanced" or None).
+    screening : {"safe"} or None, default="safe"
+    max_outer : int, default=50
+        Cap on CCCP steps.
+
+    Attributes
+    ----------
+    result_ : RampResult
+        The CCCP trace (objectives, outliers, screening counts).
+    model_ : BinaryModel
+    n_iter_ : int
+        CCCP steps.
+    classes_, n_features_in_
+    """
+
+    def __init__(self, C=1.0, s=0.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
+                 shrinking=True, tol=1e-3, cache_size=200, class_weight=None,
+                 screening="safe", max_outer=50):
+        self.C = C
+        self.s = s
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.screening = screening
+        self.max_outer = max_outer
+
+    def fit(self, X, y):
+        X, y_index, class_weight = self._binary_fit_data(X, y)
+        self.result_ = train_ramp(
+            X, y_index, C=self.C, s=self.s, kernel=self.kernel, degree=self.degree,
+            gamma=self.gamma, coef0=self.coef0, shrinking=self.shrinking, tol=self.tol,
+            cache_size=self.cache_size, class_weight=class_weight,
+            screening=self.screening, max_outer=self.max_outer)
+        self.model_ = self.result_.model
+        self.n_iter_ = self.result_.n_outer
+        return self

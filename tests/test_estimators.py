@@ -1,0 +1,167 @@
+"""The scikit-learn estimators (svmscreen.estimators): scikit-learn's own
+estimator checks, agreement with sklearn.svm.SVC and with svmscreen's
+functions, and their use in pipelines and grid searches."""
+import numpy as np
+import pytest
+from conftest import load_dataset
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn import svm  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.datasets import load_iris  # noqa: E402
+from sklearn.model_selection import GridSearchCV, StratifiedKFold  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import svmscreen  # noqa: E402
+from svmscreen.estimators import SVC, RampSVC, SVCPathCV  # noqa: E402
+
+# scikit-learn lists the same two checks as expected failures of its own SVC
+# (sklearn/utils/_test_common/instance_generator.py): integer sample weights
+# are not repeated samples to the check's 1e-7, because gamma="scale" reads
+# the variance of X, which repeated rows change, and both fits stop at tol.
+# test_integer_sample_weights_repeat_samples shows the equivalence where it
+# holds (a fixed gamma, a tight tol).
+_WEIGHTS_ARE_NOT_REPEATS = {
+    check: "gamma='scale' depends on repeated rows; the fits agree to tol, not 1e-7"
+    for check in ("check_sample_weight_equivalence_on_dense_data",
+                  "check_sample_weight_equivalence_on_sparse_data")}
+
+
+def _expected_failures(estimator):
+    return _WEIGHTS_ARE_NOT_REPEATS if not isinstance(estimator, RampSVC) else {}
+
+
+@parametrize_with_checks([SVC(), SVCPathCV(Cs=5, cv=3), RampSVC()],
+                         expected_failed_checks=_expected_failures)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+def test_svc_matches_scikit_learn_on_three_classes(kernel):
+    X, y = load_iris(return_X_y=True)
+    ours = SVC(kernel=kernel, C=3.0, tol=1e-8).fit(X, y)
+    theirs = svm.SVC(kernel=kernel, C=3.0, tol=1e-8).fit(X, y)
+    np.testing.assert_array_equal(ours.support_, theirs.support_)
+    np.testing.assert_array_equal(ours.n_support_, theirs.n_support_)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    # scikit-learn's LIBSVM rounds its kernel cache to float32, so the two
+    # optima differ by that rounding: up to 5e-5 here (7e-8 for rbf)
+    for shape in ("ovr", "ovo"):
+        ours.set_params(decision_function_shape=shape)
+        theirs.set_params(decision_function_shape=shape)
+        np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X),
+                                   atol=5e-4)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=5e-4)
+    np.testing.assert_allclose(ours.dual_coef_, theirs.dual_coef_, atol=2e-3)
+
+
+def test_svc_binary_matches_scikit_learn_with_weights_and_sparse_input():
+    X, y = load_dataset("heart_scale")
+    X = X.copy()
+    # scikit-learn's SVC takes CSR with 32-bit indices only (ours takes both)
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, y.size)
+    options = dict(C=2.0, gamma=0.05, tol=1e-8, class_weight="balanced")
+    ours = SVC(**options).fit(X, y, sample_weight=weight)
+    theirs = svm.SVC(**options).fit(X, y, sample_weight=weight)
+    np.testing.assert_array_equal(ours.support_, theirs.support_)
+    # (scikit-learn keeps dual_coef_ sparse after a sparse fit; ours is
+    # dense.)  Its float32 kernel cache moves the optimum by up to 4e-5 here.
+    np.testing.assert_allclose(ours.dual_coef_, theirs.dual_coef_.toarray(), atol=1e-4)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-4)
+    np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X),
+                               atol=1e-4)
+    # the binary model is fit_binary's
+    alone = svmscreen.fit_binary(X, y, C=2.0, gamma=0.05, tol=1e-8,
+                                 sample_weight=weight * ours.class_weight_[(y > 0) * 1])
+    np.testing.assert_array_equal(ours.decision_function(X), alone.decision_function(X))
+
+
+def test_integer_sample_weights_repeat_samples():
+    X, y = load_iris(return_X_y=True)
+    weight = np.random.default_rng(1).integers(0, 4, y.size)
+    options = dict(C=1.0, gamma=0.3, tol=1e-10)
+    weighted = SVC(**options).fit(X, y, sample_weight=weight)
+    repeated = SVC(**options).fit(np.repeat(X, weight, axis=0), np.repeat(y, weight))
+    np.testing.assert_allclose(weighted.decision_function(X), repeated.decision_function(X),
+                               atol=1e-7)
+
+
+def test_grid_search_over_a_pipeline_picks_what_scikit_learn_picks():
+    X, y = load_dataset("australian_scale")
+    X = X.toarray()
+    grid = {"svc__C": [0.1, 1.0, 10.0], "svc__gamma": [0.01, 0.1]}
+    ours = GridSearchCV(make_pipeline(StandardScaler(), SVC()), grid, cv=3).fit(X, y)
+    theirs = GridSearchCV(make_pipeline(StandardScaler(), svm.SVC()), grid, cv=3).fit(X, y)
+    assert ours.best_params_ == theirs.best_params_
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               theirs.cv_results_["mean_test_score"], atol=2 / y.size)
+    assert clone(ours.best_estimator_).get_params()["svc__C"] == ours.best_params_["svc__C"]
+
+
+def test_svc_path_cv_is_train_path_and_accepts_splitters():
+    X, y = load_dataset("heart_scale")
+    labels = np.where(y > 0, "present", "absent")
+    estimator = SVCPathCV(Cs=8, cv=3, gamma=0.05, tol=1e-6).fit(X, labels)
+    path = svmscreen.train_path(X, y, n_C=8, cv=3, gamma=0.05, tol=1e-6)
+    np.testing.assert_array_equal(estimator.cv_accuracy_, path.cv_accuracy)
+    assert estimator.C_ == path.best_C
+    np.testing.assert_array_equal(estimator.predict(X),
+                                  np.where(path.best_model.predict(X) > 0, "present",
+                                           "absent"))
+    assert list(estimator.classes_) == ["absent", "present"]
+    assert estimator.path_.put_back.sum() == 0
+    # a scikit-learn splitter's folds: each fold's accuracy is that of a
+    # separate fit on its training part
+    splits = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    split_path = SVCPathCV(Cs=[0.1, 1.0, 10.0], cv=splits, gamma=0.05, tol=1e-6).fit(X, y)
+    for k, (train, test) in enumerate(splits):
+        for t, C in enumerate([0.1, 1.0, 10.0]):
+            model = svmscreen.fit_binary(X[train], y[train], C=C, gamma=0.05, tol=1e-6)
+            accuracy = np.mean(model.predict(X[test]) == y[test])
+            assert split_path.cv_accuracy_[k, t] == pytest.approx(accuracy, abs=1.5 / test.size)
+
+
+@pytest.mark.parametrize("cv, match", [
+    ([(np.arange(5), np.arange(5, 10)), "no pair"], "cv split 1 is not a .train, test. pair"),
+    ([(np.arange(5), np.array([], dtype=int))], "split 0: its test part must be a non-empty"),
+    ([(np.arange(5), np.array([999]))], "split 0: its test part has an index out of range"),
+    ([(np.array([0.5]), np.arange(3))], "split 0: its train part must be"),
+    ([], "empty iterable"),
+    ("folds", "cv must be an integer >= 2 or an iterable"),
+    (1, "cv must be an integer >= 2"),
+])
+def test_bad_cv_splits_are_named(cv, match):
+    X, y = load_dataset("heart_scale")
+    with pytest.raises(ValueError, match=match):
+        svmscreen.train_path(X, y, n_C=3, cv=cv)
+
+
+def test_a_split_whose_training_part_holds_one_class_is_an_error():
+    X, y = load_dataset("heart_scale")
+    one_class = np.flatnonzero(y > 0)
+    with pytest.raises(ValueError, match="split 0: its training part holds one class"):
+        svmscreen.train_path(X, y, n_C=3, cv=[(one_class, np.flatnonzero(y < 0))])
+
+
+def test_ramp_svc_is_train_ramp_with_any_labels():
+    X, y = load_dataset("heart_scale")
+    labels = np.where(y > 0, "b", "a")
+    estimator = RampSVC(C=10.0, gamma=0.05).fit(X, labels)
+    alone = svmscreen.train_ramp(X, y, C=10.0, gamma=0.05)
+    np.testing.assert_array_equal(estimator.result_.objective, alone.objective)
+    np.testing.assert_array_equal(estimator.decision_function(X),
+                                  alone.model.decision_function(X))
+    assert estimator.n_iter_ == alone.n_outer
+    np.testing.assert_array_equal(estimator.predict(X), np.where(
+        alone.model.predict(X) > 0, "b", "a"))
+
+
+@pytest.mark.parametrize("Estimator", [SVCPathCV, RampSVC])
+def test_binary_estimators_refuse_three_classes(Estimator):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
+        Estimator().fit(X, y)
