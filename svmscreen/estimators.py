@@ -18,10 +18,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import compute_class_weight
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._validation import INT64_MAX, check_vector, resolve_gamma
+from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, multiclass_probability,
+                                    sigmoid_predict, sigmoid_train)
 from svmscreen.model import fit_binary
 from svmscreen.path import train_path
 from svmscreen.ramp import train_ramp
@@ -89,11 +92,16 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    C, kernel, degree, gamma, coef0, shrinking, tol, cache_size,
-    class_weight, max_iter, decision_function_shape, break_ties :
+    C, kernel, degree, gamma, coef0, shrinking, probability, tol,
+    cache_size, class_weight, max_iter, decision_function_shape,
+    break_ties, random_state :
         As ``sklearn.svm.SVC``: kernel one of "linear", "poly", "rbf",
         "sigmoid", "precomputed"; gamma a number, "scale" or "auto";
         class_weight a dict or "balanced"; max_iter -1 for no limit.
+        ``probability``: Platt scaling of each pair's decision values
+        from a 5-fold CV of that pair (LIBSVM's ``-b 1``, folds drawn with
+        ``random_state``), coupled over the pairs by Wu, Lin and Weng's
+        method; ``predict_proba`` then exists.
 
     Attributes
     ----------
@@ -103,29 +111,67 @@ class SVC(ClassifierMixin, BaseEstimator):
         classes, f(x) > 0 predicts ``classes_[1]``).
     models_ : list of BinaryModel
         The pairwise models, pair (i, j) with i < j in order.
+    probA_, probB_ : ndarray of shape (n_pairs,)
+        The pairs' sigmoids, P(i | i or j) = 1 / (1 + exp(A f_ij + B))
+        (with ``probability``).
     """
 
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
-                 shrinking=True, tol=1e-3, cache_size=200, class_weight=None, max_iter=-1,
-                 decision_function_shape="ovr", break_ties=False):
+                 shrinking=True, probability=False, tol=1e-3, cache_size=200,
+                 class_weight=None, max_iter=-1, decision_function_shape="ovr",
+                 break_ties=False, random_state=None):
         self.C = C
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
         self.shrinking = shrinking
+        self.probability = probability
         self.tol = tol
         self.cache_size = cache_size
         self.class_weight = class_weight
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
+
+    def _fit_pair(self, X, labels, weight):
+        return fit_binary(X, labels, C=self.C, kernel=self.kernel, gamma=self._gamma,
+                          coef0=self.coef0, degree=self.degree, sample_weight=weight,
+                          tol=self.tol, shrinking=self.shrinking, cache_size=self.cache_size,
+                          max_iter=_no_cap(self.max_iter))
+
+    def _pair_sigmoid(self, X, labels, weight, rng):
+        """(A, B) of Platt's sigmoid for one pair (labels 1 for its second
+        class): fitted to decision values from a 5-fold CV of the pair, as
+        LIBSVM's ``svm_binary_svc_probability`` (a fold whose training part
+        holds one class predicts it with f = +-1)."""
+        n = labels.size
+        order = rng.permutation(n)
+        precomputed = self.kernel == "precomputed"
+        dec = np.zeros(n)
+        for fold in range(PROBABILITY_FOLDS):
+            held = order[fold * n // PROBABILITY_FOLDS:(fold + 1) * n // PROBABILITY_FOLDS]
+            train = np.setdiff1d(order, held)
+            present = np.unique(labels[train])
+            if held.size == 0:
+                continue
+            if present.size < 2 or not np.any(weight[train] > 0):
+                dec[held] = 1.0 if present.size and present[0] == 1 else -1.0
+                continue
+            model = self._fit_pair(X[np.ix_(train, train)] if precomputed else X[train],
+                                   labels[train], weight[train])
+            dec[held] = model.decision_function(X[np.ix_(held, train)] if precomputed
+                                                else X[held])
+        # sigmoid_train's labels: > 0 for the class the sigmoid's P is of,
+        # the pair's first (f_ij > 0 votes for i)
+        return sigmoid_train(-dec, np.where(labels == 0, 1.0, -1.0))
 
     def fit(self, X, y, sample_weight=None):
         if self.decision_function_shape not in ("ovr", "ovo"):
@@ -143,18 +189,22 @@ class SVC(ClassifierMixin, BaseEstimator):
         self._gamma = resolve_gamma(self.gamma, X, self.kernel)
         n_classes = self.classes_.size
         self.models_, self._pair_rows = [], []
+        sigmoids = []
+        rng = np.random.default_rng(self.random_state)
         for i in range(n_classes):
             for j in range(i + 1, n_classes):
                 rows = np.flatnonzero((y_index == i) | (y_index == j))
                 # label 1 for class j, so that f > 0 predicts classes_[j]
                 labels = (y_index[rows] == j).astype(np.float64)
                 X_pair = X[np.ix_(rows, rows)] if precomputed else X[rows]
-                self.models_.append(fit_binary(
-                    X_pair, labels, C=self.C, kernel=self.kernel, gamma=self._gamma,
-                    coef0=self.coef0, degree=self.degree, sample_weight=weight[rows],
-                    tol=self.tol, shrinking=self.shrinking, cache_size=self.cache_size,
-                    max_iter=_no_cap(self.max_iter)))
+                self.models_.append(self._fit_pair(X_pair, labels, weight[rows]))
                 self._pair_rows.append(rows)
+                if self.probability:
+                    sigmoids.append(self._pair_sigmoid(X_pair, labels, weight[rows], rng))
+        if self.probability:
+            self.probA_, self.probB_ = (np.array(v, dtype=np.float64) for v in zip(*sigmoids))
+        else:
+            self.probA_ = self.probB_ = np.empty(0)
         self._set_support(X, y_index, precomputed)
         return self
 
@@ -213,6 +263,36 @@ class SVC(ClassifierMixin, BaseEstimator):
         if self.decision_function_shape == "ovr":
             return ovr_decision_function(dec)
         return dec
+
+    def _check_proba(self):
+        if not self.probability:
+            raise AttributeError("predict_proba is available when probability=True")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X):
+        """Class probabilities (columns in ``classes_`` order): the pairs'
+        sigmoids, clipped to [1e-7, 1 - 1e-7] and coupled (LIBSVM's
+        ``svm_predict_probability``)."""
+        check_is_fitted(self)
+        if self.probA_.size == 0:
+            raise AttributeError("predict_proba needs a fit with probability=True")
+        dec = self._pair_values(X)
+        r = np.clip(sigmoid_predict(dec, self.probA_, self.probB_), MIN_PROB, 1 - MIN_PROB)
+        n_classes = self.classes_.size
+        if n_classes == 2:
+            return np.column_stack([r[:, 0], 1 - r[:, 0]])
+        R = np.zeros((dec.shape[0], n_classes, n_classes))
+        pair = 0
+        for i in range(n_classes):
+            for j in range(i + 1, n_classes):
+                R[:, i, j], R[:, j, i] = r[:, pair], 1 - r[:, pair]
+                pair += 1
+        return multiclass_probability(R)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
 
     def predict(self, X):
         dec = self._pair_values(X)
