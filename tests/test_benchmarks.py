@@ -47,3 +47,19 @@ def test_bench_path_quick_runs_every_arm():
     for arm in ("+it", "+dvi", "+bt2", "+essnsv", "+ssnsv"):
         assert all("put_back=0 " in line for line in arms[arm])
     assert "screening on vs off" in done.stdout
+
+
+def test_bench_estimators_quick_agrees_with_scikit_learn():
+    """The model-selection row runs; the three arms pick the same C (the
+    script itself fails if their CV accuracies differ by more than 2
+    samples of a fold)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks",
+                                                        "bench_estimators.py"), "--quick"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    row = next(line.split() for line in done.stdout.splitlines()
+               if line.startswith("heart_scale "))
+    best = " ".join(row[6:9]).split(", ")
+    assert len(set(best)) == 1, row
+    assert "sklearn GridSearchCV / SVCPathCV" in done.stdout
