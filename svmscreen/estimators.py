@@ -17,6 +17,7 @@ imports scikit-learn (>= 1.6), which the rest of svmscreen does not need:
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import check_cv
 from sklearn.utils import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -343,8 +344,8 @@ class _BinaryModelClassifier(ClassifierMixin, BaseEstimator):
 
 
 class SVCPathCV(_BinaryModelClassifier):
-    """Binary C-SVC with C chosen by k-fold cross-validation along a
-    regularization path (``svmscreen.train_path``: warm starts, one kernel
+    """Binary C-SVC with C (and gamma) chosen by cross-validation along
+    regularization paths (``svmscreen.train_path``: warm starts, one kernel
     cache, safe screening), refit on all data at the best C.
 
     Parameters
@@ -353,25 +354,33 @@ class SVCPathCV(_BinaryModelClassifier):
         The number of log-spaced C in ``C_range``, or the grid itself
         (strictly increasing).
     C_range : (float, float), default=(1e-2, 1e3)
-    cv : int, default=5
-        Stratified folds.
-    kernel, degree, gamma, coef0, shrinking, tol, cache_size, class_weight :
+    cv : int, cross-validation generator or iterable, default=5
+        As scikit-learn's (``check_cv``): an integer gives the same
+        stratified folds as ``GridSearchCV(cv=k)``.
+    kernel, degree, coef0, shrinking, tol, cache_size, class_weight :
         As ``SVC`` (class_weight: a dict, "balanced" or None).
+    gamma : float, "scale", "auto" or a list of them, default="scale"
+        A list runs one path per value; the best (gamma, C) pair wins.
     screening : {"dvi", "it", "bt2", "essnsv", "ssnsv"} or None, default="dvi"
     n_jobs : int or None
-        Folds in parallel through joblib.
+        Folds (and gamma values) in parallel through joblib.
 
     Attributes
     ----------
     C_ : float
         The C of the best mean CV accuracy (the smallest such C on ties).
+    gamma_ : float
+        Its gamma (the first of the list on ties).
     Cs_ : ndarray
         The grid.
-    cv_accuracy_ : ndarray of shape (cv, n_C)
+    cv_accuracy_ : ndarray of shape (n_splits, n_C)
+        At gamma_.
     path_ : PathResult
-        The path on all data, with its screening statistics.
+        The path on all data at gamma_, with its screening statistics.
+    paths_ : list of PathResult
+        One per gamma.
     model_ : BinaryModel
-        The refit at C_.
+        The refit at C_ (and gamma_).
     classes_, n_features_in_
     """
 
@@ -395,13 +404,19 @@ class SVCPathCV(_BinaryModelClassifier):
     def fit(self, X, y, sample_weight=None):
         X, y_index, class_weight = self._binary_fit_data(X, y)
         grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
-        self.path_ = train_path(
+        splits = list(check_cv(self.cv, y_index, classifier=True).split(X, y_index))
+        gammas = list(self.gamma) if isinstance(self.gamma, (list, tuple, np.ndarray)) \
+            else [self.gamma]
+        self.paths_ = train_path(
             X, y_index, **grid, C_range=self.C_range, kernel=self.kernel,
-            degree=self.degree, gamma=self.gamma, coef0=self.coef0,
+            degree=self.degree, gamma=gammas, coef0=self.coef0,
             shrinking=self.shrinking, tol=self.tol, cache_size=self.cache_size,
-            class_weight=class_weight,
-            sample_weight=sample_weight,
-            screening=self.screening, cv=self.cv, n_jobs=self.n_jobs)
+            class_weight=class_weight, sample_weight=sample_weight,
+            screening=self.screening, cv=splits, n_jobs=self.n_jobs)
+        # the first path with the best mean CV accuracy at its best C
+        best = int(np.argmax([path.cv_mean[path.best_index] for path in self.paths_]))
+        self.path_ = self.paths_[best]
+        self.gamma_ = float(self.path_.gamma)
         self.Cs_ = self.path_.C
         self.cv_accuracy_ = self.path_.cv_accuracy
         self.C_ = float(self.path_.best_C)

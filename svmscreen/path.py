@@ -792,6 +792,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         gammas = list(gamma)
         if not gammas:
             raise ValueError("gamma is an empty list")
+        if hasattr(cv, "__iter__") and not isinstance(cv, (str, bytes)):
+            cv = list(cv)       # every gamma's path takes the same splits
         options = dict(C=C, n_C=n_C, C_range=C_range, grid=grid, epsilon=epsilon,
                        kernel=kernel, coef0=coef0, degree=degree,
                        fit_intercept=fit_intercept, class_weight=class_weight,

@@ -138,7 +138,9 @@ def test_svc_path_cv_is_train_path_and_accepts_splitters():
     X, y = load_dataset("heart_scale")
     labels = np.where(y > 0, "present", "absent")
     estimator = SVCPathCV(Cs=8, cv=3, gamma=0.05, tol=1e-6).fit(X, labels)
-    path = svmscreen.train_path(X, y, n_C=8, cv=3, gamma=0.05, tol=1e-6)
+    # cv=3 means scikit-learn's StratifiedKFold(3), as in GridSearchCV
+    path = svmscreen.train_path(X, y, n_C=8, cv=list(StratifiedKFold(3).split(X, y)),
+                                gamma=0.05, tol=1e-6)
     np.testing.assert_array_equal(estimator.cv_accuracy_, path.cv_accuracy)
     assert estimator.C_ == path.best_C
     np.testing.assert_array_equal(estimator.predict(X),
@@ -157,6 +159,24 @@ def test_svc_path_cv_is_train_path_and_accepts_splitters():
             assert split_path.cv_accuracy_[k, t] == pytest.approx(accuracy, abs=1.5 / test.size)
 
 
+def test_svc_path_cv_over_gammas_picks_what_grid_search_picks():
+    X, y = load_dataset("heart_scale")
+    X = X.copy()
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    Cs, gammas = np.geomspace(0.1, 100, 7), [0.01, 0.05, 0.3]
+    path_cv = SVCPathCV(Cs=Cs, gamma=gammas, cv=4, tol=1e-6).fit(X, y)
+    search = GridSearchCV(svm.SVC(tol=1e-6), {"C": Cs, "gamma": gammas}, cv=4).fit(X, y)
+    assert (path_cv.C_, path_cv.gamma_) == (search.best_params_["C"],
+                                            search.best_params_["gamma"])
+    assert [p.gamma for p in path_cv.paths_] == gammas
+    # the same folds: per (gamma, C) mean accuracies agree up to samples on
+    # the margin of the two solvers' tol-1e-6 optima
+    ours = np.array([p.cv_mean for p in path_cv.paths_])                # (gamma, C)
+    theirs = search.cv_results_["mean_test_score"].reshape(len(Cs), len(gammas)).T
+    np.testing.assert_allclose(ours, theirs, atol=1.5 / (y.size / 4))
+    assert path_cv.score(X, y) == pytest.approx(search.score(X, y), abs=1.5 / y.size)
+
+
 @pytest.mark.parametrize("cv, match", [
     ([(np.arange(5), np.arange(5, 10)), "no pair"], "cv split 1 is not a .train, test. pair"),
     ([(np.arange(5), np.array([], dtype=int))], "split 0: its test part must be a non-empty"),
@@ -170,6 +190,17 @@ def test_bad_cv_splits_are_named(cv, match):
     X, y = load_dataset("heart_scale")
     with pytest.raises(ValueError, match=match):
         svmscreen.train_path(X, y, n_C=3, cv=cv)
+
+
+def test_splits_from_a_generator_serve_every_gamma():
+    X, y = load_dataset("heart_scale")
+    splitter = StratifiedKFold(3)
+    from_generator = svmscreen.train_path(X, y, n_C=4, gamma=[0.01, 0.1],
+                                          cv=splitter.split(X, y))
+    from_list = svmscreen.train_path(X, y, n_C=4, gamma=[0.01, 0.1],
+                                     cv=list(splitter.split(X, y)))
+    for a, b in zip(from_generator, from_list):
+        np.testing.assert_array_equal(a.cv_accuracy, b.cv_accuracy)
 
 
 def test_a_split_whose_training_part_holds_one_class_is_an_error():
