@@ -24,8 +24,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._validation import INT64_MAX, check_vector, resolve_gamma
-from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, multiclass_probability,
-                                    sigmoid_predict, sigmoid_train)
+from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
+                                    multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import fit_binary
 from svmscreen.path import train_path
 from svmscreen.ramp import train_ramp
@@ -63,24 +63,26 @@ def _binary_only(estimator, classes):
                          "(svmscreen.estimators.SVC splits them one-vs-one)")
 
 
-def ovr_decision_function(dec):
-    """One-vs-rest scores from one-vs-one decision values (pair (i, j),
-    i < j, in order; dec > 0 votes for i): votes plus the summed
-    confidences squashed into (-1/3, 1/3), so that they only break ties
-    of the votes (scikit-learn's ``decision_function_shape="ovr"``)."""
-    n_pairs = dec.shape[1]
-    n_classes = int(round((1 + np.sqrt(1 + 8 * n_pairs)) / 2))
-    votes = np.zeros((dec.shape[0], n_classes))
+def pair_votes(dec, n_classes):
+    """Votes of one-vs-one decision values: column ``pair`` is the pair
+    (i, j) of ``class_pairs`` (i < j, LIBSVM's order); dec > 0 votes for i."""
+    votes = np.zeros((dec.shape[0], n_classes), dtype=np.intp)
+    for pair, (i, j) in enumerate(class_pairs(n_classes)):
+        votes[:, i] += dec[:, pair] > 0
+        votes[:, j] += dec[:, pair] <= 0
+    return votes
+
+
+def ovr_decision_function(dec, n_classes):
+    """One-vs-rest scores from one-vs-one decision values (as ``pair_votes``):
+    the votes plus the summed confidences squashed into (-1/3, 1/3), so that
+    they only break ties of the votes (scikit-learn's
+    ``decision_function_shape="ovr"``)."""
     confidence = np.zeros((dec.shape[0], n_classes))
-    pair = 0
-    for i in range(n_classes):
-        for j in range(i + 1, n_classes):
-            votes[:, i] += dec[:, pair] > 0
-            votes[:, j] += dec[:, pair] <= 0
-            confidence[:, i] += dec[:, pair]
-            confidence[:, j] -= dec[:, pair]
-            pair += 1
-    return votes + confidence / (3 * (np.abs(confidence) + 1))
+    for pair, (i, j) in enumerate(class_pairs(n_classes)):
+        confidence[:, i] += dec[:, pair]
+        confidence[:, j] -= dec[:, pair]
+    return pair_votes(dec, n_classes) + confidence / (3 * (np.abs(confidence) + 1))
 
 
 class SVC(ClassifierMixin, BaseEstimator):
@@ -192,16 +194,15 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.models_, self._pair_rows = [], []
         sigmoids = []
         rng = np.random.default_rng(self.random_state)
-        for i in range(n_classes):
-            for j in range(i + 1, n_classes):
-                rows = np.flatnonzero((y_index == i) | (y_index == j))
-                # label 1 for class j, so that f > 0 predicts classes_[j]
-                labels = (y_index[rows] == j).astype(np.float64)
-                X_pair = X[np.ix_(rows, rows)] if precomputed else X[rows]
-                self.models_.append(self._fit_pair(X_pair, labels, weight[rows]))
-                self._pair_rows.append(rows)
-                if self.probability:
-                    sigmoids.append(self._pair_sigmoid(X_pair, labels, weight[rows], rng))
+        for i, j in class_pairs(n_classes):
+            rows = np.flatnonzero((y_index == i) | (y_index == j))
+            # label 1 for class j, so that f > 0 predicts classes_[j]
+            labels = (y_index[rows] == j).astype(np.float64)
+            X_pair = X[np.ix_(rows, rows)] if precomputed else X[rows]
+            self.models_.append(self._fit_pair(X_pair, labels, weight[rows]))
+            self._pair_rows.append(rows)
+            if self.probability:
+                sigmoids.append(self._pair_sigmoid(X_pair, labels, weight[rows], rng))
         if self.probability:
             self.probA_, self.probB_ = (np.array(v, dtype=np.float64) for v in zip(*sigmoids))
         else:
@@ -226,17 +227,13 @@ class SVC(ClassifierMixin, BaseEstimator):
         position[self.support_] = np.arange(self.support_.size)
         dual = np.zeros((n_classes - 1, self.support_.size))
         intercept = np.empty(len(self.models_))
-        pair = 0
-        for i in range(n_classes):
-            for j in range(i + 1, n_classes):
-                model, rows = self.models_[pair], self._pair_rows[pair]
-                samples = rows[model.support_]
-                # the model's f votes for j when positive: negate for i
-                coef = -model.dual_coef_
-                row = np.where(y_index[samples] == i, j - 1, i)
-                dual[row, position[samples]] = coef
-                intercept[pair] = -model.intercept_
-                pair += 1
+        for pair, (i, j) in enumerate(class_pairs(n_classes)):
+            model, rows = self.models_[pair], self._pair_rows[pair]
+            samples = rows[model.support_]
+            # the model's f votes for j when positive: negate for i
+            row = np.where(y_index[samples] == i, j - 1, i)
+            dual[row, position[samples]] = -model.dual_coef_
+            intercept[pair] = -model.intercept_
         if n_classes == 2:
             # one pair: scikit-learn reports it with f > 0 for classes_[1]
             dual, intercept = -dual, -intercept
@@ -262,7 +259,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         if self.classes_.size == 2:
             return -dec[:, 0]
         if self.decision_function_shape == "ovr":
-            return ovr_decision_function(dec)
+            return ovr_decision_function(dec, self.classes_.size)
         return dec
 
     def _check_proba(self):
@@ -284,11 +281,8 @@ class SVC(ClassifierMixin, BaseEstimator):
         if n_classes == 2:
             return np.column_stack([r[:, 0], 1 - r[:, 0]])
         R = np.zeros((dec.shape[0], n_classes, n_classes))
-        pair = 0
-        for i in range(n_classes):
-            for j in range(i + 1, n_classes):
-                R[:, i, j], R[:, j, i] = r[:, pair], 1 - r[:, pair]
-                pair += 1
+        for pair, (i, j) in enumerate(class_pairs(n_classes)):
+            R[:, i, j], R[:, j, i] = r[:, pair], 1 - r[:, pair]
         return multiclass_probability(R)
 
     @available_if(_check_proba)
@@ -302,16 +296,9 @@ class SVC(ClassifierMixin, BaseEstimator):
             if self.decision_function_shape == "ovo":
                 raise ValueError("break_ties must be False when decision_function_shape "
                                  "is 'ovo'")
-            return self.classes_[np.argmax(ovr_decision_function(dec), axis=1)]
-        votes = np.zeros((dec.shape[0], n_classes), dtype=np.intp)
-        pair = 0
-        for i in range(n_classes):
-            for j in range(i + 1, n_classes):
-                votes[:, i] += dec[:, pair] > 0
-                votes[:, j] += dec[:, pair] <= 0
-                pair += 1
+            return self.classes_[np.argmax(ovr_decision_function(dec, n_classes), axis=1)]
         # argmax takes the first maximum: ties go to the lower class, as LIBSVM
-        return self.classes_[np.argmax(votes, axis=1)]
+        return self.classes_[np.argmax(pair_votes(dec, n_classes), axis=1)]
 
 
 class _BinaryModelClassifier(ClassifierMixin, BaseEstimator):
