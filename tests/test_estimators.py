@@ -112,6 +112,26 @@ def test_calibrated_classifier_cv_wraps_svc():
     assert np.mean(calibrated.predict(X) == y) > 0.9
 
 
+def test_precomputed_kernel_equals_its_kernel():
+    X, y = load_iris(return_X_y=True)
+    train, test = np.arange(0, 150, 2), np.arange(1, 150, 2)
+    linear = SVC(kernel="linear", tol=1e-10).fit(X[train], y[train])
+    gram = SVC(kernel="precomputed", tol=1e-10).fit(X[train] @ X[train].T, y[train])
+    np.testing.assert_array_equal(gram.support_, linear.support_)
+    np.testing.assert_allclose(gram.decision_function(X[test] @ X[train].T),
+                               linear.decision_function(X[test]), atol=1e-8)
+    with pytest.raises(ValueError, match="square kernel matrix"):
+        SVC(kernel="precomputed").fit(X[train], y[train])
+    binary = y < 2
+    X_b, y_b = X[binary], y[binary]
+    path_linear = SVCPathCV(Cs=[0.1, 1.0], kernel="linear", cv=3, tol=1e-8).fit(X_b, y_b)
+    path_gram = SVCPathCV(Cs=[0.1, 1.0], kernel="precomputed", cv=3,
+                          tol=1e-8).fit(X_b @ X_b.T, y_b)
+    np.testing.assert_array_equal(path_gram.cv_accuracy_, path_linear.cv_accuracy_)
+    np.testing.assert_allclose(path_gram.decision_function(X_b @ X_b.T),
+                               path_linear.decision_function(X_b), atol=1e-6)
+
+
 def test_integer_sample_weights_repeat_samples():
     X, y = load_iris(return_X_y=True)
     weight = np.random.default_rng(1).integers(0, 4, y.size)
