@@ -103,13 +103,35 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon):
 GRADIENT_REFRESH_SCALE = 10.0
 
 
+# Relative distance below the upper bound within which a warm start's entry
+# is set to the bound (``snap_to_upper``).
+UPPER_SNAP = 8 * np.finfo(np.float64).eps
+
+
+def snap_to_upper(alpha0, hi):
+    """Set the entries of a warm start within round-off of their upper
+    bound (relative UPPER_SNAP) to it, in place.  A sample at the bound at
+    C_prev scaled by C / C_prev (or extrapolated) can land one ulp below C;
+    the solver would then take it for a free support vector, and where no
+    other sample is free the intercept would come from that sample alone,
+    not from the midpoint of the interval LIBSVM takes.  Measured on an iris
+    fold (classes 1 and 2, gamma 0.1, C = 0.052): the same alpha as the
+    unscreened path, but b = 0.185 against -0.030, which moved held-out
+    decision values by 0.2.  Moving an entry by an ulp leaves its gradient
+    within round-off."""
+    near = alpha0 >= hi * (1.0 - UPPER_SNAP)
+    alpha0[near] = hi[near]
+    return alpha0
+
+
 def warm_start(alpha, grad, p, scale, hi, Q):
     """The warm start at C = scale * C_prev: the previous optimum scaled
-    (paper 000 sec. IV-B, "alpha seeding"), clipped to the box against
-    round-off, with its gradient, which scaling gives without kernel columns:
+    (paper 000 sec. IV-B, "alpha seeding"), clipped to the box and the
+    bound entries kept at the bound against round-off (``snap_to_upper``),
+    with its gradient, which scaling gives without kernel columns:
     Q (s a) + p = s (G - p) + p; from Q's columns of the nonzero a after a
     step larger than ``GRADIENT_REFRESH_SCALE``."""
-    alpha0 = np.minimum(alpha * scale, hi)
+    alpha0 = snap_to_upper(np.minimum(alpha * scale, hi), hi)
     if scale <= GRADIENT_REFRESH_SCALE:
         return alpha0, scale * (grad - p) + p
     support = np.flatnonzero(alpha0)
@@ -134,7 +156,7 @@ def extrapolated_start(alpha0, grad0, alpha, alpha_before, ratio, problem, hi):
     from alpha0 (mostly the free support vectors), exact as the solver's
     own updates.  Returns (alpha0, grad0) unchanged if the equality cannot
     be restored."""
-    start = np.clip(alpha + ratio * (alpha - alpha_before), problem.lo, hi)
+    start = snap_to_upper(np.clip(alpha + ratio * (alpha - alpha_before), problem.lo, hi), hi)
     if problem.y is not None:
         start = repair_equality(start, problem.y, problem.lo, hi,
                                 np.ones(start.shape[0], dtype=bool), float(problem.y @ alpha0))
