@@ -23,11 +23,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from svmscreen._validation import INT64_MAX, check_vector, resolve_gamma
+from svmscreen._validation import (INT64_MAX, check_precomputed, check_vector, check_X,
+                                   resolve_gamma)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import fit_binary
-from svmscreen.path import train_path
+from svmscreen.path import (_parallel, check_C_grid, cv_splits, fold_decisions, log_grid,
+                            train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -331,9 +333,14 @@ class _BinaryModelClassifier(ClassifierMixin, BaseEstimator):
 
 
 class SVCPathCV(_BinaryModelClassifier):
-    """Binary C-SVC with C (and gamma) chosen by cross-validation along
-    regularization paths (``svmscreen.train_path``: warm starts, one kernel
-    cache, safe screening), refit on all data at the best C.
+    """C-SVC with C (and gamma) chosen by cross-validation along
+    regularization paths (warm starts, one kernel cache, safe screening),
+    refit on all data at the best C.
+
+    Two classes: ``svmscreen.train_path`` with ``cv``.  More: one-vs-one, as
+    ``SVC``; in each fold a screened path per pair of classes, the held-out
+    samples classified by the pairs' votes at each C; the refit is an
+    ``SVC``.
 
     Parameters
     ----------
@@ -362,12 +369,14 @@ class SVCPathCV(_BinaryModelClassifier):
         The grid.
     cv_accuracy_ : ndarray of shape (n_splits, n_C)
         At gamma_.
-    path_ : PathResult
-        The path on all data at gamma_, with its screening statistics.
-    paths_ : list of PathResult
-        One per gamma.
-    model_ : BinaryModel
-        The refit at C_ (and gamma_).
+    path_ : PathResult or None
+        The path on all data at gamma_, with its screening statistics (two
+        classes; None otherwise).
+    paths_ : list of PathResult or None
+        One per gamma (two classes).
+    model_ : BinaryModel or SVC
+        The refit at C_ (and gamma_): an ``SVC`` trained on the class
+        indices for more than two classes.
     classes_, n_features_in_
     """
 
@@ -388,12 +397,20 @@ class SVCPathCV(_BinaryModelClassifier):
         self.screening = screening
         self.n_jobs = n_jobs
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags
+
     def fit(self, X, y, sample_weight=None):
-        X, y_index, class_weight = self._binary_fit_data(X, y)
-        grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
+        X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
         splits = list(check_cv(self.cv, y_index, classifier=True).split(X, y_index))
         gammas = list(self.gamma) if isinstance(self.gamma, (list, tuple, np.ndarray)) \
             else [self.gamma]
+        if self.classes_.size > 2:
+            return self._fit_one_vs_one(X, y_index, sample_weight, splits, gammas)
+        X, y_index, class_weight = self._binary_fit_data(X, y)
+        grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
         self.paths_ = train_path(
             X, y_index, **grid, C_range=self.C_range, kernel=self.kernel,
             degree=self.degree, gamma=gammas, coef0=self.coef0,
@@ -409,6 +426,54 @@ class SVCPathCV(_BinaryModelClassifier):
         self.C_ = float(self.path_.best_C)
         self.model_ = self.path_.best_model
         return self
+
+    def _fit_one_vs_one(self, X, y_index, sample_weight, splits, gammas):
+        # fold_decisions takes X as train_path passes it (CSR with int32 indices)
+        X = check_precomputed(X) if self.kernel == "precomputed" else check_X(X)
+        self.Cs_ = log_grid(self.C_range, self.Cs) if np.ndim(self.Cs) == 0 \
+            else check_C_grid(self.Cs)
+        weight = compute_class_weight(self.class_weight, classes=self.classes_,
+                                      y=self.classes_[y_index])[y_index]
+        if sample_weight is not None:
+            weight = weight * check_vector(sample_weight, y_index.size, "sample_weight")
+        masks = cv_splits(splits, y_index.astype(np.float64))
+        path_options = dict(screening=self.screening, tol=self.tol, shrinking=self.shrinking,
+                            max_iter=None)
+        best = (-np.inf, None, None, None)
+        for gamma in gammas:
+            params = dict(kernel=self.kernel, gamma=resolve_gamma(gamma, X, self.kernel),
+                          coef0=self.coef0, degree=self.degree, cache_size=self.cache_size,
+                          fit_intercept=True)
+            accuracy = np.array(_parallel(self.n_jobs, [
+                (_one_vs_one_fold_accuracy,
+                 (X, y_index, weight, train, held, self.Cs_, params, path_options), {})
+                for train, held in masks]))
+            t = int(np.argmax(accuracy.mean(axis=0)))
+            if accuracy[:, t].mean() > best[0]:
+                best = (accuracy[:, t].mean(), t, params["gamma"], accuracy)
+        _, t, self.gamma_, self.cv_accuracy_ = best
+        self.C_ = float(self.Cs_[t])
+        self.path_ = self.paths_ = None
+        self.model_ = SVC(C=self.C_, kernel=self.kernel, degree=self.degree, gamma=self.gamma_,
+                          coef0=self.coef0, shrinking=self.shrinking, tol=self.tol,
+                          cache_size=self.cache_size).fit(X, y_index, sample_weight=weight)
+        return self
+
+
+def _one_vs_one_fold_accuracy(X, y_index, weight, train, held, grid, params, path_options):
+    """Accuracy at each C of the one-vs-one vote on the ``held`` rows, from
+    a path per pair of classes on the ``train`` rows (``fold_decisions``)."""
+    n_classes = int(y_index.max()) + 1
+    pairs = class_pairs(n_classes)
+    dec = np.empty((int(held.sum()), len(pairs), len(grid)))
+    for pair, (i, j) in enumerate(pairs):
+        signs = np.where(y_index == i, 1.0, -1.0)       # f > 0 votes for i
+        in_pair = train & ((y_index == i) | (y_index == j))
+        dec[:, pair, :] = fold_decisions(X, signs, weight, in_pair, held, grid, params,
+                                         path_options)
+    truth = y_index[held]
+    return np.array([np.mean(np.argmax(pair_votes(dec[:, :, t], n_classes), axis=1) == truth)
+                     for t in range(len(grid))])
 
 
 class RampSVC(_BinaryModelClassifier):

@@ -102,7 +102,6 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon):
 # free support vectors to be 0.  A log grid steps by far less.
 GRADIENT_REFRESH_SCALE = 10.0
 
-
 # Relative distance below the upper bound within which a warm start's entry
 # is set to the bound (``snap_to_upper``).
 UPPER_SNAP = 8 * np.finfo(np.float64).eps
@@ -724,10 +723,13 @@ def _progress_printer(verbose, total, label):
         return show, lambda: print(file=sys.stderr)
 
 
-def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options,
+def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
                    progress_label=None):
-    """Accuracy on the held-out part of each C of a path on the training part
-    (with progress under ``progress_label`` if given)."""
+    """Decision values, shape (held samples, len(grid)), of the path over
+    ``grid`` on the ``train`` rows (boolean mask; signs +-1 there) at the
+    ``held`` rows (with progress under ``progress_label`` if given).
+    ``path_options``: run_path's screening rule name, tol, shrinking,
+    max_iter."""
     from svmscreen._kernels import cross_kernel
     # a precomputed fold trains on its square block K[train, train]
     X_train = X[np.ix_(train, train)] if params["kernel"] == "precomputed" else X[train]
@@ -739,20 +741,27 @@ def _fold_accuracy(X, y, signs, hi_unit, train, held, grid, params, path_options
                                                       keep="all", progress=progress))
     finally:
         close()
-    X_held, s_held = X[held], signs[held]
-    accuracy = np.empty(len(grid))
+    X_held = X[held]
+    A = X_held[:, train] if params["kernel"] == "precomputed" else X_held
+    f = np.empty((X_held.shape[0], len(grid)))
     for t, alpha in enumerate(alphas):
         support = np.flatnonzero(alpha > 0)
-        f = np.full(X_held.shape[0], rows[t]["intercept"])
+        f[:, t] = rows[t]["intercept"]
         if support.size:
             coef = signs[train][support] * alpha[support]
             B = support if params["kernel"] == "precomputed" else X_train[support]
-            A = X_held[:, train] if params["kernel"] == "precomputed" else X_held
             for start, stop, K in cross_kernel(A, B, params["kernel"], params["gamma"],
                                                params["coef0"], params["degree"]):
-                f[start:stop] += K @ coef
-        accuracy[t] = np.mean(np.where(f > 0, 1.0, -1.0) == s_held)
-    return accuracy
+                f[start:stop, t] += K @ coef
+    return f
+
+
+def _fold_accuracy(X, signs, hi_unit, train, held, grid, params, path_options,
+                   progress_label=None):
+    """Accuracy on the held-out part at each C of ``fold_decisions``."""
+    f = fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
+                       progress_label)
+    return np.mean(np.where(f > 0, 1.0, -1.0) == signs[held][:, None], axis=0)
 
 
 def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon=1e-3,
@@ -875,7 +884,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         path_options = dict(screening=screening, tol=tol, shrinking=shrinking,
                             max_iter=max_iter)
         show_folds = verbose and _sequential(n_jobs)
-        tasks = [(_fold_accuracy, (X, y, signs, hi_unit, train, held, result.C, params,
+        tasks = [(_fold_accuracy, (X, signs, hi_unit, train, held, result.C, params,
                                    path_options,
                                    f"fold {k + 1}/{len(splits)}" if show_folds else None), {})
                  for k, (train, held) in enumerate(splits)]

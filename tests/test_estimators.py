@@ -243,8 +243,29 @@ def test_ramp_svc_is_train_ramp_with_any_labels():
         alone.model.predict(X) > 0, "b", "a"))
 
 
-@pytest.mark.parametrize("Estimator", [SVCPathCV, RampSVC])
-def test_binary_estimators_refuse_three_classes(Estimator):
+def test_ramp_svc_refuses_three_classes():
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="Only binary classification is supported"):
-        Estimator().fit(X, y)
+        RampSVC().fit(X, y)
+
+
+def test_svc_path_cv_one_vs_one_picks_what_grid_search_picks():
+    X, y = load_iris(return_X_y=True)
+    Cs, gammas = np.geomspace(0.01, 1000, 15), [0.1, 1.0]
+    names = np.array(["setosa", "versicolor", "virginica"])
+    labels = names[y]
+    path_cv = SVCPathCV(Cs=Cs, gamma=gammas, cv=5, tol=1e-8).fit(X, labels)
+    search = GridSearchCV(svm.SVC(tol=1e-8), {"C": Cs, "gamma": gammas}, cv=5).fit(X, y)
+    assert (path_cv.C_, path_cv.gamma_) == (search.best_params_["C"],
+                                            search.best_params_["gamma"])
+    assert path_cv.cv_accuracy_.shape == (5, Cs.size)
+    theirs = search.cv_results_["mean_test_score"].reshape(Cs.size, len(gammas)).T
+    # the same folds and votes: per C, at most a sample (a near-tie of the
+    # pairs' decision values) apart; measured 1 sample at one C
+    np.testing.assert_allclose(path_cv.cv_accuracy_.mean(axis=0),
+                               theirs[gammas.index(path_cv.gamma_)], atol=1.5 / y.size)
+    np.testing.assert_array_equal(path_cv.predict(X), names[search.predict(X)])
+    assert path_cv.decision_function(X).shape == (y.size, 3)
+    # the refit is SVC at (C_, gamma_)
+    refit = SVC(C=path_cv.C_, gamma=path_cv.gamma_, tol=1e-8).fit(X, labels)
+    np.testing.assert_array_equal(path_cv.decision_function(X), refit.decision_function(X))
