@@ -3,9 +3,10 @@
 * ``SVC``: a drop-in for ``sklearn.svm.SVC`` (C-SVC, one-vs-one over the
   classes, the same parameters, defaults and fitted attributes), solved by
   svmscreen's SMO.
-* ``SVCPathCV``: C chosen by cross-validation along a warm-started, safely
-  screened regularization path (``train_path``), then refit on all data;
-  binary.
+* ``SVCPathCV``: C (and gamma) chosen by cross-validation along
+  warm-started, safely screened regularization paths (``train_path``; one
+  per pair of classes, one-vs-one, for more than two), then refit on all
+  data.
 * ``RampSVC``: the ramp-loss (robust) SVM trained by CCCP (``train_ramp``);
   binary.
 
@@ -62,7 +63,7 @@ def _binary_only(estimator, classes):
     if classes.size != 2:
         raise ValueError(f"Only binary classification is supported by "
                          f"{type(estimator).__name__}; y has {classes.size} classes "
-                         "(svmscreen.estimators.SVC splits them one-vs-one)")
+                         "(svmscreen.estimators.SVC and SVCPathCV split them one-vs-one)")
 
 
 def pair_votes(dec, n_classes):
