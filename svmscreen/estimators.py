@@ -24,6 +24,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from svmscreen._kernels import cross_kernel
 from svmscreen._validation import (INT64_MAX, check_precomputed, check_vector, check_X,
                                    resolve_gamma)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
@@ -42,9 +43,13 @@ def _no_cap(max_iter):
 
 
 def _check_X_y(estimator, X, y, kernel):
+    """scikit-learn's validation (n_features_in_, feature names), then X as
+    svmscreen's functions take it (CSR with int32 indices, or a square
+    kernel matrix), the classes and each sample's class index."""
     X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C")
     if kernel == "precomputed" and X.shape[0] != X.shape[1]:
         raise ValueError(f"X should be a square kernel matrix, got shape {X.shape}")
+    X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
     check_classification_targets(y)
     classes, y_index = np.unique(y, return_inverse=True)
     if classes.size < 2:
@@ -230,6 +235,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         position[self.support_] = np.arange(self.support_.size)
         dual = np.zeros((n_classes - 1, self.support_.size))
         intercept = np.empty(len(self.models_))
+        sv_of_pair, coef_of_pair = [], []
         for pair, (i, j) in enumerate(class_pairs(n_classes)):
             model, rows = self.models_[pair], self._pair_rows[pair]
             samples = rows[model.support_]
@@ -237,6 +243,16 @@ class SVC(ClassifierMixin, BaseEstimator):
             row = np.where(y_index[samples] == i, j - 1, i)
             dual[row, position[samples]] = -model.dual_coef_
             intercept[pair] = -model.intercept_
+            sv_of_pair.append(position[samples])
+            coef_of_pair.append(-model.dual_coef_)
+        # the same coefficients by pair, (n_SV, n_pairs): prediction computes
+        # K(x, sv) once per support vector, not once per pair it serves in
+        self._pair_coef = sp.csr_matrix(
+            (np.concatenate(coef_of_pair),
+             (np.concatenate(sv_of_pair),
+              np.repeat(np.arange(len(sv_of_pair)), [v.size for v in sv_of_pair]))),
+            shape=(self.support_.size, len(sv_of_pair)))
+        self._pair_intercept = intercept.copy()
         if n_classes == 2:
             # one pair: scikit-learn reports it with f > 0 for classes_[1]
             dual, intercept = -dual, -intercept
@@ -250,9 +266,13 @@ class SVC(ClassifierMixin, BaseEstimator):
         """(n, n_pairs) decision values, positive for the pair's first class."""
         X = _check_X(self, X)
         precomputed = self.kernel == "precomputed"
-        dec = np.empty((X.shape[0], len(self.models_)))
-        for pair, (model, rows) in enumerate(zip(self.models_, self._pair_rows)):
-            dec[:, pair] = -model.decision_function(X[:, rows] if precomputed else X)
+        X = check_precomputed(X, "X", n_train=self.n_features_in_) if precomputed \
+            else check_X(X, "X")
+        dec = np.tile(self._pair_intercept, (X.shape[0], 1))
+        B = self.support_ if precomputed else self.support_vectors_
+        for start, stop, K in cross_kernel(X, B, self.kernel, self._gamma, self.coef0,
+                                           self.degree):
+            dec[start:stop] += (self._pair_coef.T @ K.T).T
         return dec
 
     def decision_function(self, X):
@@ -429,8 +449,6 @@ class SVCPathCV(_BinaryModelClassifier):
         return self
 
     def _fit_one_vs_one(self, X, y_index, sample_weight, splits, gammas):
-        # fold_decisions takes X as train_path passes it (CSR with int32 indices)
-        X = check_precomputed(X) if self.kernel == "precomputed" else check_X(X)
         self.Cs_ = log_grid(self.C_range, self.Cs) if np.ndim(self.Cs) == 0 \
             else check_C_grid(self.Cs)
         weight = compute_class_weight(self.class_weight, classes=self.classes_,

@@ -743,16 +743,17 @@ def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
         close()
     X_held = X[held]
     A = X_held[:, train] if params["kernel"] == "precomputed" else X_held
-    f = np.empty((X_held.shape[0], len(grid)))
-    for t, alpha in enumerate(alphas):
-        support = np.flatnonzero(alpha > 0)
-        f[:, t] = rows[t]["intercept"]
-        if support.size:
-            coef = signs[train][support] * alpha[support]
-            B = support if params["kernel"] == "precomputed" else X_train[support]
-            for start, stop, K in cross_kernel(A, B, params["kernel"], params["gamma"],
-                                               params["coef0"], params["degree"]):
-                f[start:stop, t] += K @ coef
+    f = np.tile(np.array([row["intercept"] for row in rows]), (X_held.shape[0], 1))
+    # Each kernel value K(held, sv) once for the whole grid: the samples that
+    # are support vectors at some C, their coefficients per C as columns.
+    alphas = np.array(alphas)                               # (n_C, n_train)
+    union = np.flatnonzero(np.any(alphas > 0, axis=0))
+    if union.size:
+        coef = (signs[train][union] * alphas[:, union]).T   # (n_union, n_C)
+        B = union if params["kernel"] == "precomputed" else X_train[union]
+        for start, stop, K in cross_kernel(A, B, params["kernel"], params["gamma"],
+                                           params["coef0"], params["degree"]):
+            f[start:stop] += K @ coef
     return f
 
 
