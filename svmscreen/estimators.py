@@ -93,7 +93,22 @@ def ovr_decision_function(dec, n_classes):
     return pair_votes(dec, n_classes) + confidence / (3 * (np.abs(confidence) + 1))
 
 
-class SVC(ClassifierMixin, BaseEstimator):
+class _Estimator(ClassifierMixin, BaseEstimator):
+    """The tags the three estimators share: CSR input, a square kernel
+    matrix for kernel="precomputed", and whether they take more than two
+    classes (``_multi_class``)."""
+
+    _multi_class = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.classifier_tags.multi_class = self._multi_class
+        return tags
+
+
+class SVC(_Estimator):
     """C-support vector classification, as ``sklearn.svm.SVC``, solved by
     svmscreen's SMO (LIBSVM's working-set selection, shrinking and cache).
 
@@ -145,12 +160,6 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
 
     def _fit_pair(self, X, labels, weight):
         return fit_binary(X, labels, C=self.C, kernel=self.kernel, gamma=self._gamma,
@@ -324,15 +333,9 @@ class SVC(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(pair_votes(dec, n_classes), axis=1)]
 
 
-class _BinaryModelClassifier(ClassifierMixin, BaseEstimator):
+class _BinaryModelClassifier(_Estimator):
     """What ``SVCPathCV`` and ``RampSVC`` share: a fitted ``model_``
-    (BinaryModel) that predicts."""
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
-        return tags
+    (BinaryModel, or an SVC fitted on the class indices) that predicts."""
 
     def decision_function(self, X):
         """f(x); f > 0 predicts ``classes_[1]``."""
@@ -417,11 +420,6 @@ class SVCPathCV(_BinaryModelClassifier):
         self.class_weight = class_weight
         self.screening = screening
         self.n_jobs = n_jobs
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
 
     def fit(self, X, y, sample_weight=None):
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
@@ -520,6 +518,8 @@ class RampSVC(_BinaryModelClassifier):
         CCCP steps.
     classes_, n_features_in_
     """
+
+    _multi_class = False
 
     def __init__(self, C=1.0, s=0.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, tol=1e-3, cache_size=200, class_weight=None,
