@@ -26,10 +26,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._kernels import cross_kernel
 from svmscreen._validation import (INT64_MAX, check_precomputed, check_vector, check_X,
-                                   resolve_gamma)
+                                   resolve_gamma, warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
-from svmscreen.model import fit_binary
+from svmscreen.model import solve_dual
 from svmscreen.path import (_parallel, check_C_grid, cv_splits, fold_decisions, log_grid,
                             train_path)
 from svmscreen.ramp import train_ramp
@@ -135,8 +135,6 @@ class SVC(_Estimator):
     dual_coef_, intercept_, n_iter_, n_features_in_, feature_names_in_ :
         As ``sklearn.svm.SVC`` (``dual_coef_`` in LIBSVM's layout; for two
         classes, f(x) > 0 predicts ``classes_[1]``).
-    models_ : list of BinaryModel
-        The pairwise models, pair (i, j) with i < j in order.
     probA_, probB_ : ndarray of shape (n_pairs,)
         The pairs' sigmoids, P(i | i or j) = 1 / (1 + exp(A f_ij + B))
         (with ``probability``).
@@ -161,37 +159,50 @@ class SVC(_Estimator):
         self.break_ties = break_ties
         self.random_state = random_state
 
-    def _fit_pair(self, X, labels, weight):
-        return fit_binary(X, labels, C=self.C, kernel=self.kernel, gamma=self._gamma,
-                          coef0=self.coef0, degree=self.degree, sample_weight=weight,
-                          tol=self.tol, shrinking=self.shrinking, cache_size=self.cache_size,
-                          max_iter=_no_cap(self.max_iter))
+    def _solve_pair(self, X, signs, weight):
+        """(support, coef, b, n_iter) of one pair's binary SVM: signs +1 for
+        the pair's first class, so that f(x) = K(x, X[support]) coef + b > 0
+        votes for it; the bounds are C * weight."""
+        hi = self.C * weight
+        if not np.any(hi > 0):
+            raise ValueError("C times class_weight and sample_weight is zero for every "
+                             "sample of a pair of classes: nothing to train")
+        result = solve_dual(X, signs, hi, kernel=self.kernel, gamma=self._gamma,
+                            coef0=self.coef0, degree=self.degree, cache_size=self.cache_size,
+                            tol=self.tol, shrinking=self.shrinking,
+                            max_iter=_no_cap(self.max_iter))
+        warn_if_not_converged(result.status, result.max_iter)
+        support = np.flatnonzero(result.alpha > 0)
+        return support, signs[support] * result.alpha[support], -result.rho, result.n_iter
 
-    def _pair_sigmoid(self, X, labels, weight, rng):
-        """(A, B) of Platt's sigmoid for one pair (labels 1 for its second
-        class): fitted to decision values from a 5-fold CV of the pair, as
-        LIBSVM's ``svm_binary_svc_probability`` (a fold whose training part
-        holds one class predicts it with f = +-1)."""
-        n = labels.size
+    def _pair_sigmoid(self, X, signs, weight, rng):
+        """(A, B) of Platt's sigmoid P(first class | f) for one pair: fitted
+        to decision values from a 5-fold CV of the pair, as LIBSVM's
+        ``svm_binary_svc_probability`` (a fold whose training part holds one
+        class predicts it with f = +-1, one with no weight with f = 0)."""
+        n = signs.size
         order = rng.permutation(n)
         precomputed = self.kernel == "precomputed"
         dec = np.zeros(n)
         for fold in range(PROBABILITY_FOLDS):
             held = order[fold * n // PROBABILITY_FOLDS:(fold + 1) * n // PROBABILITY_FOLDS]
             train = np.setdiff1d(order, held)
-            present = np.unique(labels[train])
-            if held.size == 0:
+            present = np.unique(signs[train])
+            if held.size == 0 or not np.any(weight[train] > 0):
                 continue
-            if present.size < 2 or not np.any(weight[train] > 0):
-                dec[held] = 1.0 if present.size and present[0] == 1 else -1.0
+            if present.size < 2:
+                dec[held] = present[0]
                 continue
-            model = self._fit_pair(X[np.ix_(train, train)] if precomputed else X[train],
-                                   labels[train], weight[train])
-            dec[held] = model.decision_function(X[np.ix_(held, train)] if precomputed
-                                                else X[held])
-        # sigmoid_train's labels: > 0 for the class the sigmoid's P is of,
-        # the pair's first (f_ij > 0 votes for i)
-        return sigmoid_train(-dec, np.where(labels == 0, 1.0, -1.0))
+            support, coef, b, _ = self._solve_pair(
+                X[np.ix_(train, train)] if precomputed else X[train], signs[train],
+                weight[train])
+            A = X[np.ix_(held, train)] if precomputed else X[held]
+            B = support if precomputed else X[train][support]
+            dec[held] = b
+            for start, stop, K in cross_kernel(A, B, self.kernel, self._gamma, self.coef0,
+                                               self.degree):
+                dec[held[start:stop]] += K @ coef
+        return sigmoid_train(dec, signs)
 
     def fit(self, X, y, sample_weight=None):
         if self.decision_function_shape not in ("ovr", "ovo"):
@@ -204,38 +215,39 @@ class SVC(_Estimator):
         weight = self.class_weight_[y_index]
         if sample_weight is not None:
             weight = weight * check_vector(sample_weight, y.size, "sample_weight")
+            if np.any(weight < 0):
+                raise ValueError("sample_weight must be finite and >= 0, got a negative "
+                                 "value")
         precomputed = self.kernel == "precomputed"
         # one gamma for all pairs: "scale" and "auto" read the whole X
         self._gamma = resolve_gamma(self.gamma, X, self.kernel)
-        n_classes = self.classes_.size
-        self.models_, self._pair_rows = [], []
-        sigmoids = []
+        pairs, sigmoids = [], []
         rng = np.random.default_rng(self.random_state)
-        for i, j in class_pairs(n_classes):
+        for i, j in class_pairs(self.classes_.size):
             rows = np.flatnonzero((y_index == i) | (y_index == j))
-            # label 1 for class j, so that f > 0 predicts classes_[j]
-            labels = (y_index[rows] == j).astype(np.float64)
+            signs = np.where(y_index[rows] == i, 1.0, -1.0)
             X_pair = X[np.ix_(rows, rows)] if precomputed else X[rows]
-            self.models_.append(self._fit_pair(X_pair, labels, weight[rows]))
-            self._pair_rows.append(rows)
+            support, coef, b, n_iter = self._solve_pair(X_pair, signs, weight[rows])
+            pairs.append((rows[support], coef, b, n_iter))
             if self.probability:
-                sigmoids.append(self._pair_sigmoid(X_pair, labels, weight[rows], rng))
+                sigmoids.append(self._pair_sigmoid(X_pair, signs, weight[rows], rng))
         if self.probability:
             self.probA_, self.probB_ = (np.array(v, dtype=np.float64) for v in zip(*sigmoids))
         else:
             self.probA_ = self.probB_ = np.empty(0)
-        self._set_support(X, y_index, precomputed)
+        self._set_support(X, y_index, precomputed, pairs)
         return self
 
-    def _set_support(self, X, y_index, precomputed):
+    def _set_support(self, X, y_index, precomputed, pairs):
         """support_, support_vectors_, n_support_, dual_coef_, intercept_ in
-        LIBSVM's layout: the support vectors grouped by class, and the
-        coefficient of a class-c vector in pair (i, j) in row j - 1 if c = i,
-        row i if c = j (signed so that it votes for i when positive)."""
+        LIBSVM's layout from the pairs' (support, coef, b, n_iter): the
+        support vectors grouped by class, and the coefficient of a class-c
+        vector in pair (i, j) in row j - 1 if c = i, row i if c = j (signed
+        so that it votes for i when positive)."""
         n_classes = self.classes_.size
         is_support = np.zeros(y_index.size, dtype=bool)
-        for model, rows in zip(self.models_, self._pair_rows):
-            is_support[rows[model.support_]] = True
+        for samples, _, _, _ in pairs:
+            is_support[samples] = True
         order = np.lexsort((np.arange(y_index.size), y_index))
         self.support_ = order[is_support[order]].astype(np.int32)
         self.n_support_ = np.bincount(y_index[self.support_],
@@ -243,33 +255,24 @@ class SVC(_Estimator):
         position = np.full(y_index.size, -1)
         position[self.support_] = np.arange(self.support_.size)
         dual = np.zeros((n_classes - 1, self.support_.size))
-        intercept = np.empty(len(self.models_))
-        sv_of_pair, coef_of_pair = [], []
-        for pair, (i, j) in enumerate(class_pairs(n_classes)):
-            model, rows = self.models_[pair], self._pair_rows[pair]
-            samples = rows[model.support_]
-            # the model's f votes for j when positive: negate for i
-            row = np.where(y_index[samples] == i, j - 1, i)
-            dual[row, position[samples]] = -model.dual_coef_
-            intercept[pair] = -model.intercept_
-            sv_of_pair.append(position[samples])
-            coef_of_pair.append(-model.dual_coef_)
+        for (i, j), (samples, coef, _, _) in zip(class_pairs(n_classes), pairs):
+            dual[np.where(y_index[samples] == i, j - 1, i), position[samples]] = coef
         # the same coefficients by pair, (n_SV, n_pairs): prediction computes
         # K(x, sv) once per support vector, not once per pair it serves in
         self._pair_coef = sp.csr_matrix(
-            (np.concatenate(coef_of_pair),
-             (np.concatenate(sv_of_pair),
-              np.repeat(np.arange(len(sv_of_pair)), [v.size for v in sv_of_pair]))),
-            shape=(self.support_.size, len(sv_of_pair)))
-        self._pair_intercept = intercept.copy()
+            (np.concatenate([coef for _, coef, _, _ in pairs]),
+             (np.concatenate([position[samples] for samples, _, _, _ in pairs]),
+              np.repeat(np.arange(len(pairs)), [samples.size for samples, _, _, _ in pairs]))),
+            shape=(self.support_.size, len(pairs)))
+        self._pair_intercept = np.array([b for _, _, b, _ in pairs])
+        self.n_iter_ = np.array([n_iter for _, _, _, n_iter in pairs], dtype=np.int32)
+        self.dual_coef_, self.intercept_ = dual, self._pair_intercept.copy()
         if n_classes == 2:
             # one pair: scikit-learn reports it with f > 0 for classes_[1]
-            dual, intercept = -dual, -intercept
-        self.dual_coef_, self.intercept_ = dual, intercept
+            self.dual_coef_, self.intercept_ = -dual, -self.intercept_
         self.support_vectors_ = (np.empty((0, 0)) if precomputed else X[self.support_])
         if sp.issparse(self.support_vectors_):
             self.support_vectors_ = sp.csr_matrix(self.support_vectors_)
-        self.n_iter_ = np.array([model.n_iter_ for model in self.models_], dtype=np.int32)
 
     def _pair_values(self, X):
         """(n, n_pairs) decision values, positive for the pair's first class."""

@@ -189,15 +189,12 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
         if fit_intercept and abs(np.dot(signs, alpha0)) > 1e-10 * max(1.0, hi.sum()):
             raise ValueError("alpha0 must satisfy sum_i y_i alpha0_i = 0 when fit_intercept=True")
 
-    kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree,
-                        in_order=q_rounding == "float32")
-    Q = QMatrix(kernel_obj, signs, cache_size, round_float32=q_rounding == "float32")
-    p = -np.ones(n)
-    equality = signs if fit_intercept else None
-    result = solve(Q, p, lo, hi, alpha0, y=equality, tol=tol, shrinking=shrinking,
-                   max_iter=max_iter)
+    result = solve_dual(X, signs, hi, kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
+                        cache_size=cache_size, tol=tol, shrinking=shrinking,
+                        max_iter=max_iter, fit_intercept=fit_intercept, alpha0=alpha0,
+                        q_rounding=q_rounding)
     warn_if_not_converged(result.status, result.max_iter)
-
+    equality = signs if fit_intercept else None
     alpha = result.alpha
     support = np.flatnonzero(alpha > 0)
     if kernel == "precomputed":
@@ -214,3 +211,21 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
         intercept=-result.rho if fit_intercept else 0.0, alpha=alpha,
         objective=result.objective, duality_gap=(grad, hi, equality), n_iter=result.n_iter,
         status=result.status, n_features=X.shape[1])
+
+
+def solve_dual(X, signs, hi, *, kernel, gamma, coef0, degree, cache_size, tol, shrinking,
+               max_iter, fit_intercept=True, alpha0=None, q_rounding=None):
+    """The C-SVC dual of ``fit_binary`` on inputs it has already checked
+    (X as ``check_X`` / ``check_precomputed`` return it, signs +-1, the
+    bounds hi = C_i, gamma resolved): min 1/2 a'Qa - sum a, 0 <= a <= hi,
+    and s'a = 0 with the intercept.  Returns ``_solver.solve``'s result
+    (b = -rho; its status says whether it stopped at max_iter, and the
+    caller warns).  ``estimators.SVC`` calls it once per pair of classes."""
+    n = signs.shape[0]
+    kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree,
+                        in_order=q_rounding == "float32")
+    Q = QMatrix(kernel_obj, signs, cache_size, round_float32=q_rounding == "float32")
+    result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n) if alpha0 is None else alpha0,
+                   y=signs if fit_intercept else None, tol=tol, shrinking=shrinking,
+                   max_iter=max_iter)
+    return result

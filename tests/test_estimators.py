@@ -75,11 +75,13 @@ def test_svc_binary_matches_scikit_learn_with_weights_and_sparse_input():
     np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-4)
     np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X),
                                atol=1e-4)
-    # the binary model is fit_binary's
+    # the binary model is fit_binary's, to the tol-1e-8 solves (SVC orients
+    # a pair by its first class, fit_binary by the second: the mirrored
+    # problem, whose iterates differ at round-off)
     alone = svmscreen.fit_binary(X, y, C=2.0, gamma=0.05, tol=1e-8,
                                  sample_weight=weight * ours.class_weight_[(y > 0) * 1])
     np.testing.assert_allclose(ours.decision_function(X), alone.decision_function(X),
-                               rtol=1e-12, atol=1e-12)
+                               atol=1e-6)
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")   # sklearn 1.9 deprecates probability
