@@ -25,13 +25,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._kernels import cross_kernel
-from svmscreen._validation import (INT64_MAX, check_precomputed, check_vector, check_X,
-                                   resolve_gamma, warn_if_not_converged)
+from svmscreen._validation import (INT64_MAX, check_flag, check_parameters, check_precomputed,
+                                   check_vector, check_X, resolve_gamma,
+                                   warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
-from svmscreen.path import (_parallel, check_C_grid, cv_splits, fold_decisions, log_grid,
-                            train_path)
+from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits,
+                            fold_decisions, log_grid, train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -163,17 +164,21 @@ class SVC(_Estimator):
         """(support, coef, b, n_iter) of one pair's binary SVM: signs +1 for
         the pair's first class, so that f(x) = K(x, X[support]) coef + b > 0
         votes for it; the bounds are C * weight."""
-        hi = self.C * weight
+        C, options = self._solve_options
+        hi = C * weight
         if not np.any(hi > 0):
             raise ValueError("C times class_weight and sample_weight is zero for every "
                              "sample of a pair of classes: nothing to train")
-        result = solve_dual(X, signs, hi, kernel=self.kernel, gamma=self._gamma,
-                            coef0=self.coef0, degree=self.degree, cache_size=self.cache_size,
-                            tol=self.tol, shrinking=self.shrinking,
-                            max_iter=_no_cap(self.max_iter))
+        result = solve_dual(X, signs, hi, **options)
         warn_if_not_converged(result.status, result.max_iter)
         support = np.flatnonzero(result.alpha > 0)
         return support, signs[support] * result.alpha[support], -result.rho, result.n_iter
+
+    def _kernel_blocks(self, A, B):
+        """``cross_kernel`` blocks K(A, B) with the fitted kernel."""
+        options = self._solve_options[1]
+        return cross_kernel(A, B, options["kernel"], options["gamma"], options["coef0"],
+                            options["degree"])
 
     def _pair_sigmoid(self, X, signs, weight, rng):
         """(A, B) of Platt's sigmoid P(first class | f) for one pair: fitted
@@ -199,8 +204,7 @@ class SVC(_Estimator):
             A = X[np.ix_(held, train)] if precomputed else X[held]
             B = support if precomputed else X[train][support]
             dec[held] = b
-            for start, stop, K in cross_kernel(A, B, self.kernel, self._gamma, self.coef0,
-                                               self.degree):
+            for start, stop, K in self._kernel_blocks(A, B):
                 dec[held[start:stop]] += K @ coef
         return sigmoid_train(dec, signs)
 
@@ -219,8 +223,14 @@ class SVC(_Estimator):
                 raise ValueError("sample_weight must be finite and >= 0, got a negative "
                                  "value")
         precomputed = self.kernel == "precomputed"
+        C, degree, coef0, tol, cache_size, max_iter = check_parameters(
+            C=self.C, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
+            cache_size=self.cache_size, max_iter=_no_cap(self.max_iter))
         # one gamma for all pairs: "scale" and "auto" read the whole X
-        self._gamma = resolve_gamma(self.gamma, X, self.kernel)
+        self._solve_options = C, dict(
+            kernel=self.kernel, gamma=resolve_gamma(self.gamma, X, self.kernel), coef0=coef0,
+            degree=degree, cache_size=cache_size, tol=tol,
+            shrinking=check_flag(self.shrinking, "shrinking"), max_iter=max_iter)
         pairs, sigmoids = [], []
         rng = np.random.default_rng(self.random_state)
         for i, j in class_pairs(self.classes_.size):
@@ -282,8 +292,7 @@ class SVC(_Estimator):
             else check_X(X, "X")
         dec = np.tile(self._pair_intercept, (X.shape[0], 1))
         B = self.support_ if precomputed else self.support_vectors_
-        for start, stop, K in cross_kernel(X, B, self.kernel, self._gamma, self.coef0,
-                                           self.degree):
+        for start, stop, K in self._kernel_blocks(X, B):
             dec[start:stop] += (self._pair_coef.T @ K.T).T
         return dec
 
@@ -457,12 +466,19 @@ class SVCPathCV(_BinaryModelClassifier):
         if sample_weight is not None:
             weight = weight * check_vector(sample_weight, y_index.size, "sample_weight")
         masks = cv_splits(splits, y_index.astype(np.float64))
-        path_options = dict(screening=self.screening, tol=self.tol, shrinking=self.shrinking,
-                            max_iter=None)
+        # what train_path checks for the binary case
+        _, degree, coef0, tol, cache_size, _ = check_parameters(
+            C=1.0, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
+            cache_size=self.cache_size, max_iter=None)
+        if self.screening is not None and self.screening not in SCREENING_RULES:
+            raise ValueError(f"screening must be one of {SCREENING_RULES} or None, "
+                             f"got {self.screening!r}")
+        path_options = dict(screening=self.screening, tol=tol,
+                            shrinking=check_flag(self.shrinking, "shrinking"), max_iter=None)
         best = (-np.inf, None, None, None)
         for gamma in gammas:
             params = dict(kernel=self.kernel, gamma=resolve_gamma(gamma, X, self.kernel),
-                          coef0=self.coef0, degree=self.degree, cache_size=self.cache_size,
+                          coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
             accuracy = np.array(_parallel(self.n_jobs, [
                 (_one_vs_one_fold_accuracy,

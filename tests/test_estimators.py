@@ -272,3 +272,29 @@ def test_svc_path_cv_one_vs_one_picks_what_grid_search_picks():
     # the refit is SVC at (C_, gamma_)
     refit = SVC(C=path_cv.C_, gamma=path_cv.gamma_, tol=1e-8).fit(X, labels)
     np.testing.assert_array_equal(path_cv.decision_function(X), refit.decision_function(X))
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(C=-1.0), "C must be"), (dict(kernel="cubic"), "kernel"), (dict(tol=0.0), "tol"),
+    (dict(gamma=-1.0), "gamma"), (dict(max_iter=0), "max_iter"),
+    (dict(cache_size=-5), "cache_size"), (dict(decision_function_shape="all"), "ovr"),
+    (dict(shrinking="yes"), "shrinking"),
+])
+def test_svc_bad_parameters_name_the_argument(params, match):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises((ValueError, TypeError), match=match):
+        SVC(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("params, match", [
+    (dict(kernel="cubic"), "kernel"), (dict(tol=-1.0), "tol"), (dict(gamma=-1.0), "gamma"),
+    (dict(screening="ball"), "screening"), (dict(Cs=[1.0, 0.5]), "strictly increasing"),
+    (dict(cv=1), "n_splits=2 or more"),     # scikit-learn's check_cv
+])
+def test_svc_path_cv_bad_parameters_name_the_argument(n_classes, params, match):
+    X, y = load_iris(return_X_y=True)
+    keep = y < n_classes
+    with pytest.raises((ValueError, TypeError), match=match):
+        SVCPathCV(**params).fit(X[keep], y[keep])
+
