@@ -202,6 +202,14 @@ def check_parameters(*, C, kernel, degree, coef0, tol, cache_size, max_iter):
     return C, int(degree), float(coef0), tol, cache_size, max_iter
 
 
+def check_sample_weight(sample_weight, n):
+    """sample_weight as a finite, non-negative float64 copy of length n."""
+    sw = check_vector(sample_weight, n, "sample_weight")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be finite and >= 0, got a negative value")
+    return sw
+
+
 def class_bounds(signs, classes, C, class_weight, sample_weight):
     """Per-sample upper bound C_i = C * weight(class) * sample_weight_i."""
     hi = np.full(signs.shape, C)
@@ -217,11 +225,8 @@ def class_bounds(signs, classes, C, class_weight, sample_weight):
             with np.errstate(over="ignore"):     # checked below
                 hi[signs == (1.0 if match[0] == 1 else -1.0)] *= weight
     if sample_weight is not None:
-        sw = check_vector(sample_weight, signs.size, "sample_weight")
-        if np.any(sw < 0):
-            raise ValueError("sample_weight must be finite and >= 0, got a negative value")
         with np.errstate(over="ignore"):
-            hi = hi * sw
+            hi = hi * check_sample_weight(sample_weight, signs.size)
     if not np.all(np.isfinite(hi)):
         raise ValueError("C times class_weight and sample_weight overflows float64 for "
                          "some samples; use smaller values")

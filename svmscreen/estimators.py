@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._kernels import cross_kernel
 from svmscreen._validation import (INT64_MAX, check_flag, check_parameters, check_precomputed,
-                                   check_vector, check_X, resolve_gamma,
+                                   check_sample_weight, check_X, resolve_gamma,
                                    warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
@@ -218,10 +218,7 @@ class SVC(_Estimator):
                                                   y=y)
         weight = self.class_weight_[y_index]
         if sample_weight is not None:
-            weight = weight * check_vector(sample_weight, y.size, "sample_weight")
-            if np.any(weight < 0):
-                raise ValueError("sample_weight must be finite and >= 0, got a negative "
-                                 "value")
+            weight = weight * check_sample_weight(sample_weight, y.size)
         precomputed = self.kernel == "precomputed"
         C, degree, coef0, tol, cache_size, max_iter = check_parameters(
             C=self.C, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
@@ -364,8 +361,12 @@ class _BinaryModelClassifier(_Estimator):
         train on (any label type), and class_weight as their dict."""
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
         _binary_only(self, self.classes_)
+        return X, y_index, self._index_class_weight(y)
+
+    def _index_class_weight(self, y):
+        """class_weight (dict, "balanced" or None) as {class index: weight}."""
         weights = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
-        return X, y_index, {0: float(weights[0]), 1: float(weights[1])}
+        return {k: float(w) for k, w in enumerate(weights)}
 
 
 class SVCPathCV(_BinaryModelClassifier):
@@ -440,7 +441,8 @@ class SVCPathCV(_BinaryModelClassifier):
             else [self.gamma]
         if self.classes_.size > 2:
             return self._fit_one_vs_one(X, y_index, sample_weight, splits, gammas)
-        X, y_index, class_weight = self._binary_fit_data(X, y)
+        # X and y are checked above; two classes here
+        class_weight = self._index_class_weight(y)
         grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
         self.paths_ = train_path(
             X, y_index, **grid, C_range=self.C_range, kernel=self.kernel,
@@ -464,7 +466,7 @@ class SVCPathCV(_BinaryModelClassifier):
         weight = compute_class_weight(self.class_weight, classes=self.classes_,
                                       y=self.classes_[y_index])[y_index]
         if sample_weight is not None:
-            weight = weight * check_vector(sample_weight, y_index.size, "sample_weight")
+            weight = weight * check_sample_weight(sample_weight, y_index.size)
         masks = cv_splits(splits, y_index.astype(np.float64))
         # what train_path checks for the binary case
         _, degree, coef0, tol, cache_size, _ = check_parameters(

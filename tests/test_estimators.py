@@ -298,3 +298,14 @@ def test_svc_path_cv_bad_parameters_name_the_argument(n_classes, params, match):
     with pytest.raises((ValueError, TypeError), match=match):
         SVCPathCV(**params).fit(X[keep], y[keep])
 
+
+
+@pytest.mark.parametrize("Estimator", [SVC, SVCPathCV])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_negative_sample_weight_is_an_error(Estimator, n_classes):
+    X, y = load_iris(return_X_y=True)
+    keep = y < n_classes
+    weight = np.ones(int(keep.sum()))
+    weight[3] = -1.0
+    with pytest.raises(ValueError, match="sample_weight must be finite and >= 0"):
+        Estimator().fit(X[keep], y[keep], sample_weight=weight)
