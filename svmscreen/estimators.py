@@ -32,7 +32,7 @@ from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
 from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits,
-                            fold_decisions, log_grid, train_path)
+                            kernel_blocks, log_grid, path_coefficients, train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -500,15 +500,26 @@ class SVCPathCV(_BinaryModelClassifier):
 
 def _one_vs_one_fold_accuracy(X, y_index, weight, train, held, grid, params, path_options):
     """Accuracy at each C of the one-vs-one vote on the ``held`` rows, from
-    a path per pair of classes on the ``train`` rows (``fold_decisions``)."""
+    a path per pair of classes on the ``train`` rows (``path_coefficients``).
+    The pairs' paths are solved first, so that each kernel value between a
+    held row and a support vector is computed once for all pairs and all C
+    (a sample is in n_classes - 1 pairs)."""
     n_classes = int(y_index.max()) + 1
     pairs = class_pairs(n_classes)
-    dec = np.empty((int(held.sum()), len(pairs), len(grid)))
-    for pair, (i, j) in enumerate(pairs):
+    paths = []
+    for i, j in pairs:
         signs = np.where(y_index == i, 1.0, -1.0)       # f > 0 votes for i
         in_pair = train & ((y_index == i) | (y_index == j))
-        dec[:, pair, :] = fold_decisions(X, signs, weight, in_pair, held, grid, params,
-                                         path_options)
+        paths.append(path_coefficients(X, signs, weight, in_pair, grid, params, path_options))
+    support = np.unique(np.concatenate([path[0] for path in paths]))
+    held_rows = np.flatnonzero(held)
+    dec = np.empty((held_rows.size, len(pairs), len(grid)))
+    dec[:] = np.array([path[2] for path in paths])
+    columns = [np.searchsorted(support, path[0]) for path in paths]
+    if support.size:
+        for start, stop, K in kernel_blocks(X, held_rows, support, params):
+            for pair, (_, coef, _) in enumerate(paths):
+                dec[start:stop, pair] += K[:, columns[pair]] @ coef
     truth = y_index[held]
     return np.array([np.mean(np.argmax(pair_votes(dec[:, :, t], n_classes), axis=1) == truth)
                      for t in range(len(grid))])

@@ -723,14 +723,16 @@ def _progress_printer(verbose, total, label):
         return show, lambda: print(file=sys.stderr)
 
 
-def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
-                   progress_label=None):
-    """Decision values, shape (held samples, len(grid)), of the path over
-    ``grid`` on the ``train`` rows (boolean mask; signs +-1 there) at the
-    ``held`` rows (with progress under ``progress_label`` if given).
-    ``path_options``: run_path's screening rule name, tol, shrinking,
-    max_iter."""
-    from svmscreen._kernels import cross_kernel
+def path_coefficients(X, signs, hi_unit, train, grid, params, path_options,
+                      progress_label=None):
+    """The path over ``grid`` on the ``train`` rows (boolean mask; signs +-1
+    there) as a decision function per C: ``(support, coef, intercepts)``
+    with f_t(x) = sum_k coef[k, t] K(x, X[support[k]]) + intercepts[t].
+    ``support`` indexes all rows of X (for a precomputed kernel, its
+    columns): the samples that are support vectors at some C, so that a
+    kernel value K(x, sv) serves every C.  ``path_options``: run_path's
+    screening rule name, tol, shrinking, max_iter; progress under
+    ``progress_label`` if given."""
     # a precomputed fold trains on its square block K[train, train]
     X_train = X[np.ix_(train, train)] if params["kernel"] == "precomputed" else X[train]
     problem = _Problem(X_train, signs[train], hi_unit[train], **params)
@@ -741,18 +743,36 @@ def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
                                                       keep="all", progress=progress))
     finally:
         close()
-    X_held = X[held]
-    A = X_held[:, train] if params["kernel"] == "precomputed" else X_held
-    f = np.tile(np.array([row["intercept"] for row in rows]), (X_held.shape[0], 1))
-    # Each kernel value K(held, sv) once for the whole grid: the samples that
-    # are support vectors at some C, their coefficients per C as columns.
     alphas = np.array(alphas)                               # (n_C, n_train)
     union = np.flatnonzero(np.any(alphas > 0, axis=0))
-    if union.size:
-        coef = (signs[train][union] * alphas[:, union]).T   # (n_union, n_C)
-        B = union if params["kernel"] == "precomputed" else X_train[union]
-        for start, stop, K in cross_kernel(A, B, params["kernel"], params["gamma"],
-                                           params["coef0"], params["degree"]):
+    coef = (signs[train][union] * alphas[:, union]).T       # (n_union, n_C)
+    return (np.flatnonzero(train)[union], coef,
+            np.array([row["intercept"] for row in rows]))
+
+
+def kernel_blocks(X, rows, columns, params):
+    """``cross_kernel`` blocks (start, stop, K(X[rows][start:stop], X[columns]))
+    for index arrays ``rows`` and ``columns`` of X (a precomputed X: its
+    entries [rows][:, columns])."""
+    from svmscreen._kernels import cross_kernel
+    if params["kernel"] == "precomputed":
+        return cross_kernel(X[rows], columns, "precomputed", 0.0, 0.0, 0)
+    return cross_kernel(X[rows], X[columns], params["kernel"], params["gamma"],
+                        params["coef0"], params["degree"])
+
+
+def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
+                   progress_label=None):
+    """Decision values, shape (held samples, len(grid)), of the path over
+    ``grid`` on the ``train`` rows (``path_coefficients``) at the ``held``
+    rows (boolean mask): each kernel value K(held, sv) once for the whole
+    grid."""
+    support, coef, intercepts = path_coefficients(X, signs, hi_unit, train, grid, params,
+                                                  path_options, progress_label)
+    held_rows = np.flatnonzero(held)
+    f = np.tile(intercepts, (held_rows.size, 1))
+    if support.size:
+        for start, stop, K in kernel_blocks(X, held_rows, support, params):
             f[start:stop] += K @ coef
     return f
 

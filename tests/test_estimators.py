@@ -133,6 +133,11 @@ def test_precomputed_kernel_equals_its_kernel():
     np.testing.assert_array_equal(path_gram.cv_accuracy_, path_linear.cv_accuracy_)
     np.testing.assert_allclose(path_gram.decision_function(X_b @ X_b.T),
                                path_linear.decision_function(X_b), atol=1e-6)
+    # one-vs-one: the folds' kernel blocks K(held, every pair's SVs) index
+    # the Gram matrix's columns as they index X's rows
+    three_linear = SVCPathCV(Cs=[0.1, 1.0], kernel="linear", cv=3, tol=1e-8).fit(X, y)
+    three_gram = SVCPathCV(Cs=[0.1, 1.0], kernel="precomputed", cv=3, tol=1e-8).fit(X @ X.T, y)
+    np.testing.assert_array_equal(three_gram.cv_accuracy_, three_linear.cv_accuracy_)
 
 
 def test_integer_sample_weights_repeat_samples():
