@@ -132,12 +132,14 @@ def check_vector(value, n, name):
     return arr
 
 
-def binary_signs(y, name="y"):
-    """(classes, s) with s_i = +1 for classes[1], -1 for classes[0]."""
+def binary_signs(y, name="y", more_classes=""):
+    """(classes, s) with s_i = +1 for classes[1], -1 for classes[0].
+    ``more_classes``: where the error sends data with more classes."""
     classes = np.unique(y)
     if classes.size != 2:
+        hint = f" ({more_classes})" if more_classes and classes.size > 2 else ""
         raise ValueError(f"{name} must contain exactly two classes, got {classes.size}: "
-                         f"{classes[:5].tolist()}")
+                         f"{classes[:5].tolist()}{hint}")
     return classes, np.where(y == classes[1], 1.0, -1.0)
 
 

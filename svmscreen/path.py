@@ -868,7 +868,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
                          f"got {screening!r}")
     X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
     y = check_labels(y, X.shape[0])
-    classes, signs = binary_signs(y)
+    classes, signs = binary_signs(
+        y, more_classes="for more classes, svmscreen.estimators.SVCPathCV (with "
+                        "scikit-learn) runs a path per pair of classes, one-vs-one")
     gamma = resolve_gamma(gamma, X, kernel)
     hi_unit = class_bounds(signs, classes, 1.0, class_weight, sample_weight)
     epsilon_path = False

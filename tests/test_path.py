@@ -324,6 +324,14 @@ def test_bad_input(kwargs, error, match):
         train_path(X, y, **kwargs)
 
 
+def test_more_than_two_classes_points_to_one_vs_one():
+    X, y = load_dataset("heart_scale")
+    y = y.copy()
+    y[:10] = 3.0
+    with pytest.raises(ValueError, match="exactly two classes, got 3.*SVCPathCV"):
+        train_path(X, y, n_C=3)
+
+
 def test_command_line_path(capsys):
     from svmscreen.cli import main
     assert main(["path", "data/heart_scale.xz", "--n-C", "5", "--cv", "3",
