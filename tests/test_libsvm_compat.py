@@ -244,7 +244,8 @@ def compare_model_files(text_lib, text_ours, coef_atol):
     for number, (a, b) in enumerate(zip(lines_lib, lines_ours), start=1):
         ta, tb = a.split(" "), b.split(" ")
         assert len(ta) == len(tb), f"line {number}: {a!r} vs {b!r}"
-        exact_line = not in_sv and ta[0] not in ("rho", "probA", "probB")
+        exact_line = not in_sv and ta[0] not in ("rho", "probA", "probB",
+                                                 "prob_density_marks")
         for u, v in zip(ta, tb):
             if u == v:
                 continue
@@ -266,6 +267,10 @@ MODEL_CASES = [
     ("heart_scale", None, "-w1 3 -w-1 0.5 -c 2", 1e-4),
     ("letter.scale", 1500, "-c 2", 1e-3),
     ("letter.scale", 1500, "-b 1 -t 0", 1e-3),
+    ("heart_scale", None, "-s 3 -p 0.2 -b 1", 1e-4),
+    ("heart_scale", None, "-s 2 -n 0.3 -b 1", 1e-4),
+    ("letter.scale", 1500, "-s 3 -t 0 -p 0.5", 1e-3),
+    ("letter.scale", 1500, "-s 2 -n 0.1 -g 0.5", 1e-3),
 ]
 
 
@@ -289,12 +294,14 @@ def test_model_file_matches_libsvm_and_cross_loads(data_root, tmp_path, name, ro
     ours_loads_lib = ours.svm_load_model(str(tmp_path / "lib.model"))
     p1 = official.svm_predict(y, X, lib_loads_ours, b + " -q")
     p2 = ours.svm_predict(y, X, m_ours, b + " -q")
-    assert p1[0] == p2[0]
-    np.testing.assert_allclose(p1[2], p2[2], rtol=1e-9, atol=1e-9)
     p3 = ours.svm_predict(y, X, ours_loads_lib, b + " -q")
     p4 = official.svm_predict(y, X, m_lib, b + " -q")
-    assert p3[0] == p4[0]
-    np.testing.assert_allclose(p3[2], p4[2], rtol=1e-9, atol=1e-9)
+    for one, other in ((p1, p2), (p3, p4)):
+        if "-s 3" in options:     # predicted values, to round-off
+            np.testing.assert_allclose(one[0], other[0], rtol=1e-12, atol=1e-12)
+        else:
+            assert one[0] == other[0]
+        np.testing.assert_allclose(one[2], other[2], rtol=1e-9, atol=1e-9)
     # Reading and writing again reproduces libsvm's file byte for byte.
     ours.svm_save_model(str(tmp_path / "again.model"), ours_loads_lib)
     assert (tmp_path / "again.model").read_bytes() == (tmp_path / "lib.model").read_bytes()
@@ -338,6 +345,70 @@ def test_svm_train_reproduces_libsvm_iterations(data_root, name, options):
     assert abs(m_ours.rho[0] - m_lib.rho[0]) <= 1e-9 * max(1.0, abs(m_lib.rho[0]))
 
 
+SINGLE_FUNCTION_CASES = [(name, options) for name in ("heart_scale", "australian_scale")
+                         for options in ("-s 3 -p 0.1", "-s 3 -t 0 -c 0.5 -p 0.3",
+                                         "-s 3 -h 0 -c 4", "-s 3 -t 1 -g 0.1 -r 1 -p 0.2",
+                                         "-s 2 -n 0.3", "-s 2 -n 0.05 -t 1", "-s 2 -n 0.5 -t 0")]
+
+
+@pytest.mark.parametrize("name, options", SINGLE_FUNCTION_CASES,
+                         ids=[f"{a}-{b}" for a, b in SINGLE_FUNCTION_CASES])
+def test_epsilon_svr_and_one_class_reproduce_libsvm(data_root, name, options):
+    """epsilon-SVR (2l variables, SVR_Q's Q = s s' K over the doubled rows,
+    p -+ y) and one-class (LIBSVM's start: floor(nu l) variables at 1, one at
+    the remainder) with LIBSVM's float-rounded Q: the same support vectors,
+    coefficients and rho to round-off, and the same predictions."""
+    y, X = problem(name, data_root)
+    m_lib, m_ours = both_train(y, X, options)
+    assert m_ours.get_sv_indices() == m_lib.get_sv_indices()
+    np.testing.assert_allclose(m_ours.get_sv_coef(), m_lib.get_sv_coef(), rtol=0, atol=1e-9)
+    assert abs(m_ours.rho[0] - m_lib.rho[0]) <= 1e-9 * max(1.0, abs(m_lib.rho[0]))
+    p_lib, p_ours = both_predict(y, X, m_lib, m_ours)
+    np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(p_ours[1], p_lib[1], rtol=1e-9, atol=1e-9)
+
+
+def test_one_class_with_nu_1_has_a_finite_rho(data_root):
+    """nu = 1 puts every alpha at its bound, so no free variable fixes rho.
+    LIBSVM takes the midpoint of [max y G, inf), i.e. rho = inf, and every
+    decision value is -inf; svmscreen's solver takes the finite end (its
+    rule for one-sided intervals, ``_SMO.calculate_rho``), which is as
+    optimal and keeps the decision values finite.  The same samples, and
+    the same labels: all -1 (f <= 0, with equality at the largest y G)."""
+    y, X = problem("heart_scale", data_root)
+    m_lib, m_ours = both_train(y, X, "-s 2 -n 1")
+    assert m_ours.get_sv_indices() == m_lib.get_sv_indices()
+    assert m_lib.rho[0] == np.inf and np.isfinite(m_ours.rho[0])
+    p_lib, p_ours = both_predict(y, X, m_lib, m_ours)
+    assert p_ours[0] == p_lib[0] == [-1.0] * len(y)
+    # 0 up to the float rounding of the Q the solver saw (LIBSVM's cache)
+    assert np.all(np.isfinite(p_ours[2])) and np.max(p_ours[2]) == pytest.approx(0.0, abs=1e-6)
+
+
+@pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")
+def test_epsilon_svr_and_one_class_probability_and_cross_validation(data_root, capsys):
+    """-b 1: epsilon-SVR's Laplace sigma from the same 5 folds, one-class's
+    density marks; -v: the same folds and LIBSVM's report lines."""
+    y, X = problem("heart_scale", data_root)
+    m_lib, m_ours = both_train(y, X, "-s 3 -c 2 -p 0.2 -b 1")
+    np.testing.assert_allclose(m_ours.probA, [m_lib.probA[0]], rtol=1e-12)
+    m_lib, m_ours = both_train(y, X, "-s 2 -n 0.3 -b 1")
+    np.testing.assert_allclose(m_ours.prob_density_marks,
+                               [m_lib.prob_density_marks[i] for i in range(10)],
+                               rtol=1e-10, atol=1e-14)
+    p_lib, p_ours = both_predict(y, X, m_lib, m_ours, "-b 1")
+    assert p_ours[0] == p_lib[0]
+    np.testing.assert_allclose(p_ours[2], p_lib[2], atol=1e-12)
+    capsys.readouterr()
+    for options in ("-s 3 -v 5 -p 0.2", "-s 2 -v 4 -n 0.2"):
+        reseed()
+        lib = official.svm_train(y, X, options + " -q")
+        lib_out = capsys.readouterr().out
+        reseed()
+        assert abs(ours.svm_train(y, X, options + " -q") - lib) <= 1e-9 * abs(lib)
+        assert capsys.readouterr().out == lib_out
+
+
 @pytest.mark.parametrize("options", ["-c 4", "-t 0 -c 4", "-t 1 -d 2 -c 10"])
 def test_svm_train_reproduces_libsvm_on_dense_multiclass(data_root, options):
     """Dense rows (letter: 16 features, all present), 325 pairwise problems:
@@ -356,7 +427,8 @@ def test_svm_train_reproduces_libsvm_on_dense_multiclass(data_root, options):
 @pytest.mark.parametrize("name, rows, options", [
     ("heart_scale", None, ""), ("heart_scale", None, "-b 1 -t 0"),
     ("heart_scale", None, "-h 0 -t 0 -c 10"), ("letter.scale", 600, "-t 0 -c 4"),
-    ("german.numer_scale", None, "-t 0 -c 10")])
+    ("german.numer_scale", None, "-t 0 -c 10"), ("heart_scale", None, "-s 3 -c 2 -b 1"),
+    ("heart_scale", None, "-s 2 -n 0.3 -b 1")])
 def test_svm_train_prints_what_libsvm_prints(data_root, capfd, name, rows, options):
     """Progress marks ('.' per min(l, 1000) iterations, '*' per gradient
     rebuild, "WARNING: using -h 0 may be faster"), #iter, obj and rho: the
@@ -418,7 +490,7 @@ def conftest_dump(path, rows, y):
 
 def test_models_of_other_svm_types_load_and_predict(data_root, tmp_path):
     """nu-SVC, one-class, epsilon-SVR and nu-SVR models written by LIBSVM
-    (svmscreen cannot train them yet) load, predict as libsvm's C code and
+    (svmscreen trains only the second and third of them) load, predict as libsvm's C code and
     save back byte for byte; multi-class nu-SVC gives every pair's value
     (libsvm's binding crashes there)."""
     y, X = problem("letter.scale", data_root, 400)
@@ -455,7 +527,7 @@ def test_nu_svc_crash_not_copied(data_root, capsys):
     y, X = problem("letter.scale", data_root, 300)
     with pytest.raises(ValueError, match="not supported yet"):
         ours.svm_train(y, X, "-s 1")
-    for svm_type in "1234":
+    for svm_type in "14":
         with pytest.raises(ValueError, match=f"svm_type {svm_type} .*not supported yet"):
             ours.svm_train(y, X, f"-s {svm_type} -q")
 
@@ -1065,5 +1137,9 @@ def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
     assert done.returncode == 0 and done.stdout.startswith("Accuracy = ")
     done = tool("scale_main", "-l", "0", heart)
     assert done.returncode == 0 and done.stdout.count("\n") == 270
-    done = tool("train_main", "-s", "3", heart)
+    done = tool("train_main", "-s", "4", heart)
     assert done.returncode == 1 and "not supported yet" in done.stderr
+    done = tool("train_main", "-s", "3", "-q", heart, "svr.model")
+    assert done.returncode == 0
+    done = tool("predict_main", heart, "svr.model", "out")
+    assert done.returncode == 0 and done.stdout.startswith("Mean squared error = ")

@@ -1,5 +1,5 @@
-"""LIBSVM's multi-class C-SVC, probability estimates and cross-validation,
-on svmscreen's kernels and its one solver.
+"""LIBSVM's multi-class C-SVC, epsilon-SVR, one-class, probability
+estimates and cross-validation, on svmscreen's kernels and its one solver.
 
 What this reproduces from ``svm.cpp`` (LIBSVM 3.37):
 
@@ -20,8 +20,11 @@ What this reproduces from ``svm.cpp`` (LIBSVM 3.37):
   the label of the largest probability).
 * ``svm_cross_validation``: stratified folds for classification.
 
-Only C-SVC is trained (``svm.check_parameter`` refuses the others); models of
-every type read from files are predicted.  The random shuffles draw from
+Also ``solve_epsilon_svr`` (SVR_Q over the doubled rows) and
+``solve_one_class`` with their -b 1 models (``svm_svr_probability``,
+``svm_one_class_probability``).  nu-SVC and nu-SVR are not trained
+(``svm.check_parameter`` refuses them: they need svm.cpp's Solver_NU);
+models of every type read from files are predicted.  The random shuffles draw from
 ``_rand.default_generator`` (glibc's ``rand()`` after ``srand(1)``), so
 fold assignments and probability models match LIBSVM's.
 
@@ -160,21 +163,19 @@ class TrainingRows:
         return out
 
 
-def solve_pair(rows, idx, sign, Cp, Cn, param, info):
-    """``svm_train_one`` for C-SVC: the binary problem on ``rows[idx]`` with
-    labels ``sign`` (+1/-1), bounds Cp/Cn.  Returns (y_i alpha_i, rho) and
-    prints LIBSVM's messages."""
-    n = idx.shape[0]
-    # LIBSVM's arithmetic (dot products summed in index order, Q rounded to
-    # float as its cache does, svm.cpp's pair step), so that a script gets
-    # LIBSVM's iterations and model, not one within eps of it.
+def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info):
+    """``Solver::Solve`` on the rows ``rows[idx]`` (an index may repeat:
+    epsilon-SVR's 2l variables) with Q_ij = sign_i sign_j K_ij, linear term
+    p, start alpha0 and upper bounds hi, in LIBSVM's arithmetic (dot
+    products summed in index order, Q rounded to float as its cache does,
+    svm.cpp's pair step), so that a script gets LIBSVM's iterations and
+    model, not one within eps of it.  Prints the solver's marks; returns
+    the ``SolveResult``."""
     kernel = Kernel(rows.take(idx), rows.kernel, rows.gamma, rows.coef0, rows.degree,
                     in_order=True)
     Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True)
-    hi = np.where(sign > 0, Cp, Cn)
-    result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n), y=sign, tol=float(param.eps),
+    result = solve(Q, p, np.zeros(idx.shape[0]), hi, alpha0, y=sign, tol=float(param.eps),
                    shrinking=bool(param.shrinking))
-    alpha = result.alpha
     if info is not None:
         # svm.cpp's marks, in its order: '.' per min(l, 1000) iterations,
         # '*' per gradient rebuild, and its warning when few variables are free
@@ -183,17 +184,69 @@ def solve_pair(rows, idx, sign, Cp, Cn, param, info):
         sys.stderr.write("\nWARNING: reaching max number of iterations\n")
     if info is not None:
         info(f"\noptimization finished, #iter = {result.n_iter}\n")
-        if Cp == Cn:
-            info("nu = %f\n" % (alpha.sum() / (Cp * n)))
-        info("obj = %f, rho = %f\n" % (result.objective, result.rho))
-        info("nSV = %d, nBSV = %d\n" % (np.count_nonzero(alpha > 0),
-                                        np.count_nonzero((alpha > 0) & (alpha >= hi))))
+    return result
+
+
+def _report(info, result, nu, coef, at_bound):
+    """``svm_train_one``'s lines after the solver's (the solve_* function's
+    nu first, where it prints one)."""
+    if info is None:
+        return
+    if nu is not None:
+        info("nu = %f\n" % nu)
+    info("obj = %f, rho = %f\n" % (result.objective, result.rho))
+    info("nSV = %d, nBSV = %d\n" % (np.count_nonzero(coef != 0),
+                                    np.count_nonzero((coef != 0) & at_bound)))
+
+
+def solve_pair(rows, idx, sign, Cp, Cn, param, info):
+    """``svm_train_one`` for C-SVC: the binary problem on ``rows[idx]`` with
+    labels ``sign`` (+1/-1), bounds Cp/Cn.  Returns (y_i alpha_i, rho) and
+    prints LIBSVM's messages."""
+    n = idx.shape[0]
+    hi = np.where(sign > 0, Cp, Cn)
+    result = _libsvm_solve(rows, idx, sign, -np.ones(n), np.zeros(n), hi, param, info)
+    alpha = result.alpha
+    _report(info, result, alpha.sum() / (Cp * n) if Cp == Cn else None, alpha, alpha >= hi)
     return alpha * sign, float(result.rho)
+
+
+def solve_epsilon_svr(rows, y, param, info):
+    """``solve_epsilon_svr`` and ``svm_train_one``: the 2l-variable dual
+    min 1/2 (a - a*)'K(a - a*) + sum (p - y_i) a_i + (p + y_i) a*_i,
+    sum (a - a*) = 0, 0 <= a, a* <= C, with SVR_Q's Q = s s' K over the
+    rows doubled (s = +1, then -1).  Returns (a - a*, rho)."""
+    l = y.shape[0]
+    idx = np.concatenate([np.arange(l), np.arange(l)])
+    sign = np.concatenate([np.ones(l), -np.ones(l)])
+    p = np.concatenate([param.p - y, param.p + y])
+    C = float(param.C)
+    result = _libsvm_solve(rows, idx, sign, p, np.zeros(2 * l), np.full(2 * l, C), param,
+                           info)
+    coef = result.alpha[:l] - result.alpha[l:]
+    _report(info, result, np.abs(coef).sum() / (C * l), coef, np.abs(coef) >= C)
+    return coef, float(result.rho)
+
+
+def solve_one_class(rows, l, param, info):
+    """``solve_one_class`` and ``svm_train_one``: min 1/2 a'Ka,
+    sum a = nu l, 0 <= a <= 1, from LIBSVM's start (the first floor(nu l)
+    at 1, the next at the remainder).  Returns (a, rho)."""
+    alpha0 = np.zeros(l)
+    n = int(param.nu * l)
+    alpha0[:n] = 1.0
+    if n < l:
+        alpha0[n] = param.nu * l - n
+    result = _libsvm_solve(rows, np.arange(l), np.ones(l), np.zeros(l), alpha0, np.ones(l),
+                           param, info)
+    _report(info, result, None, result.alpha, result.alpha >= 1.0)
+    return result.alpha, float(result.rho)
 
 
 # ---------------------------------------------------------------- training
 def train(prob, param, info=print_stdout, rng=None):
-    """``svm_train`` for C-SVC: an ``svm_model`` from an ``svm_problem``.
+    """``svm_train`` for C-SVC, epsilon-SVR and one-class: an ``svm_model``
+    from an ``svm_problem``.
 
     Parameters
     ----------
@@ -208,6 +261,8 @@ def train(prob, param, info=print_stdout, rng=None):
     if info is None:
         info = _silent
     rng = default_generator if rng is None else rng
+    if param.svm_type in (EPSILON_SVR, ONE_CLASS):
+        return _train_single(prob, param, info, rng)
     label, start, count, perm = group_classes(prob.y)
     k = label.size
     if k == 1:
@@ -269,6 +324,78 @@ def train(prob, param, info=print_stdout, rng=None):
     model.label = label.astype(np.int64)
     model.nSV = nSV
     return model
+
+
+def _train_single(prob, param, info, rng):
+    """``svm_train``'s branch for one decision function (epsilon-SVR,
+    one-class): SVs in sample order, ``sv_coef`` of shape (1, l); with -b 1,
+    the Laplace scale of epsilon-SVR's residuals (``svr_probability``) or
+    one-class's density marks (``one_class_probability_marks``), each after
+    the model's own solve, in svm.cpp's order of messages."""
+    model = svm_model()
+    model.param = param.copy()
+    model.nr_class = 2
+    model.label = model.nSV = model.probB = None
+    model.probA = model.prob_density_marks = None
+    rows = TrainingRows(prob.X, param)
+    if param.svm_type == EPSILON_SVR:
+        coef, rho = solve_epsilon_svr(rows, np.asarray(prob.y, dtype=np.float64), param, info)
+        if param.probability:
+            model.probA = np.array([svr_probability(prob, param, info, rng)])
+    else:
+        coef, rho = solve_one_class(rows, prob.l, param, info)
+    sv = np.flatnonzero(coef != 0)
+    model.rho = np.array([rho])
+    model.l = int(sv.size)
+    model.SV = prob.X[sv]
+    model.sv_coef = coef[sv][None, :]
+    model.sv_indices = (sv + 1).astype(np.int64)
+    if param.probability and param.svm_type == ONE_CLASS:
+        model.prob_density_marks = one_class_probability_marks(model, prob.X)
+    return model
+
+
+def svr_probability(prob, param, info, rng):
+    """``svm_svr_probability``: sigma of the Laplace model of the residuals
+    y - f(x) of a 5-fold CV, the mean |residual| over those within
+    5 sqrt(2) times the first mean."""
+    fitted = param.copy()
+    fitted.probability = 0
+    residual = np.asarray(prob.y, dtype=np.float64) - cross_validation(
+        prob, fitted, PROBABILITY_FOLDS, info, rng)
+    # sums in index order (cumsum), as svm.cpp's loops
+    size = np.abs(residual)
+    mae = np.cumsum(size)[-1] / size.size
+    std = np.sqrt(2.0 * mae * mae)
+    kept = size[size <= 5.0 * std]
+    mae = np.cumsum(kept)[-1] / kept.size
+    info("Prob. model for test data: target value = predicted value + z,\nz: Laplace "
+         "distribution e^(-|z|/sigma)/(2sigma),sigma= %g\n" % mae)
+    return mae
+
+
+def one_class_probability_marks(model, X, nr_marks=10):
+    """``svm_one_class_probability``: the midpoints of nr_marks + 1 marks
+    taken from the sorted training decision values, half among the
+    negative ones and half among the rest (0 between); None, with LIBSVM's
+    warning, if either side has fewer than nr_marks / 2 values."""
+    dec = np.sort(decision_values(model, X)[:, 0])
+    l = dec.size
+    neg = int(np.searchsorted(dec, 0.0, side="left"))
+    neg = neg if neg < l else 0       # svm.cpp's counter stays 0 when no value is >= 0
+    pos = l - neg
+    mid = nr_marks // 2
+    if neg < mid or pos < mid:
+        sys.stderr.write("WARNING: number of positive or negative decision values <%d; too "
+                         "few to do a probability estimation.\n" % mid)
+        return None
+    marks = np.empty(nr_marks + 1)
+    for i in range(mid):
+        marks[i] = dec[i * neg // mid]
+    marks[mid] = 0.0
+    for i in range(mid + 1, nr_marks + 1):
+        marks[i] = dec[neg - 1 + (i - mid) * pos // mid]
+    return (marks[:-1] + marks[1:]) / 2.0
 
 
 def _silent(s):

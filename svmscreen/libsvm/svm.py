@@ -49,7 +49,7 @@ KERNEL_TYPE_TABLE = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 KERNEL_CODE_NAMES = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 SVM_TYPE_LONG_NAMES = ("C-SVC", "nu-SVC", "one-class SVM", "epsilon-SVR", "nu-SVR")
 # The svm types svmscreen can train.
-TRAINABLE_TYPES = (C_SVC,)
+TRAINABLE_TYPES = (C_SVC, EPSILON_SVR, ONE_CLASS)
 
 
 def print_null(s):
@@ -216,7 +216,8 @@ def check_parameter(prob, param):
             return f"weight of class {label} must be a finite number >= 0"
     if svm_type not in TRAINABLE_TYPES:
         return (f"svm_type {svm_type} ({SVM_TYPE_LONG_NAMES[svm_type]}) is not supported "
-                "yet by svmscreen: only -s 0 (C-SVC) can be trained (models of every "
+                "yet by svmscreen: -s 0 (C-SVC), -s 2 (one-class) and -s 3 "
+                "(epsilon-SVR) can be trained (models of every "
                 "type can be loaded and used for prediction)")
     return None
 

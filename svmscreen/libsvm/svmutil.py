@@ -9,8 +9,11 @@ printed messages.
 
 Differences from libsvm's binding, all deliberate:
 
-* only C-SVC (``-s 0``) trains; ``-s 1..4`` raise a clear ``ValueError``
+* C-SVC (``-s 0``), one-class (``-s 2``) and epsilon-SVR (``-s 3``) train;
+  nu-SVC and nu-SVR (``-s 1``, ``-s 4``) raise a clear ``ValueError``
   (models of every type load and predict);
+* one-class with nu = 1 (every alpha at its bound) gets the finite end of
+  rho's interval, where LIBSVM writes ``rho inf``;
 * malformed model files raise ``ValueError`` naming the line (libsvm
   returns None); a missing model file still prints "can't open model file"
   and returns None;
