@@ -332,11 +332,9 @@ def _train_single(prob, param, info, rng):
     the Laplace scale of epsilon-SVR's residuals (``svr_probability``) or
     one-class's density marks (``one_class_probability_marks``), each after
     the model's own solve, in svm.cpp's order of messages."""
-    model = svm_model()
+    model = svm_model()          # label, nSV and the probability fields start as None
     model.param = param.copy()
     model.nr_class = 2
-    model.label = model.nSV = model.probB = None
-    model.probA = model.prob_density_marks = None
     rows = TrainingRows(prob.X, param)
     if param.svm_type == EPSILON_SVR:
         coef, rho = solve_epsilon_svr(rows, np.asarray(prob.y, dtype=np.float64), param, info)
