@@ -132,14 +132,12 @@ def check_vector(value, n, name):
     return arr
 
 
-def binary_signs(y, name="y", more_classes=""):
-    """(classes, s) with s_i = +1 for classes[1], -1 for classes[0].
-    ``more_classes``: where the error sends data with more classes."""
+def binary_signs(y, name="y"):
+    """(classes, s) with s_i = +1 for classes[1], -1 for classes[0]."""
     classes = np.unique(y)
     if classes.size != 2:
-        hint = f" ({more_classes})" if more_classes and classes.size > 2 else ""
         raise ValueError(f"{name} must contain exactly two classes, got {classes.size}: "
-                         f"{classes[:5].tolist()}{hint}")
+                         f"{classes[:5].tolist()}")
     return classes, np.where(y == classes[1], 1.0, -1.0)
 
 
@@ -212,9 +210,10 @@ def check_sample_weight(sample_weight, n):
     return sw
 
 
-def class_bounds(signs, classes, C, class_weight, sample_weight):
-    """Per-sample upper bound C_i = C * weight(class) * sample_weight_i."""
-    hi = np.full(signs.shape, C)
+def class_bounds(y, classes, C, class_weight, sample_weight):
+    """Per-sample upper bound C_i = C * weight(class of y_i) * sample_weight_i
+    (``classes``: the labels of y, sorted)."""
+    hi = np.full(y.shape, C)
     if class_weight is not None:
         if not isinstance(class_weight, dict):
             raise TypeError(f"class_weight must be a dict {{label: weight}}, got {class_weight!r}")
@@ -225,10 +224,10 @@ def class_bounds(signs, classes, C, class_weight, sample_weight):
                 raise ValueError(f"class_weight names label {label!r}, which is not in y "
                                  f"(labels: {classes.tolist()})")
             with np.errstate(over="ignore"):     # checked below
-                hi[signs == (1.0 if match[0] == 1 else -1.0)] *= weight
+                hi[y == classes[match[0]]] *= weight
     if sample_weight is not None:
         with np.errstate(over="ignore"):
-            hi = hi * check_sample_weight(sample_weight, signs.size)
+            hi = hi * check_sample_weight(sample_weight, y.size)
     if not np.all(np.isfinite(hi)):
         raise ValueError("C times class_weight and sample_weight overflows float64 for "
                          "some samples; use smaller values")

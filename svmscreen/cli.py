@@ -5,6 +5,8 @@
 
 solves the whole regularization path on a LIBSVM-format data file (.gz, .bz2
 and .xz are read as is): one row per C, then the best C and the total time.
+More than two classes are classified one-vs-one, as LIBSVM does: a path per
+pair of classes, the rows summing the pairs (#SV counts each sample once).
 
     svmscreen fit FILE [--test FILE] [--kernel rbf] [-C 1] [--gamma G] [--cv 5]
 
@@ -82,8 +84,11 @@ def run_path(args, out):
                    coef0=args.coef0, degree=args.degree, tol=args.tol,
                    cache_size=args.cache_size, fit_intercept=not args.no_intercept,
                    shrinking=not args.no_shrinking, keep="summary")
-    print(f"data: {args.file}: {X.shape[0]} samples, {X.shape[1]} features; "
-          f"{args.kernel} kernel, screening {args.screening}", file=out)
+    n_classes = np.unique(y).size
+    one_vs_one = (f", one-vs-one ({n_classes * (n_classes - 1) // 2} pairs: each row sums "
+                  "them)" if n_classes > 2 else "")
+    print(f"data: {args.file}: {X.shape[0]} samples, {X.shape[1]} features, {n_classes} "
+          f"classes{one_vs_one}; {args.kernel} kernel, screening {args.screening}", file=out)
     if args.compare and args.n_jobs not in (None, 1) and args.cv >= 2:
         # start joblib's workers (and their import of svmscreen) before the
         # timed runs: the first run would otherwise pay for both, and the
@@ -142,7 +147,10 @@ def run_fit(args, out):
     return 0
 
 
-def main(argv=None, out=sys.stdout):
+def main(argv=None, out=None):
+    # sys.stdout when called, not when imported: a test's captured stream
+    # may be closed by the next call
+    out = sys.stdout if out is None else out
     args = build_parser().parse_args(argv)
     try:
         if args.command == "fit":

@@ -31,8 +31,9 @@ from svmscreen._validation import (INT64_MAX, check_flag, check_parameters, chec
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
-from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits,
-                            kernel_blocks, log_grid, path_coefficients, train_path)
+from svmscreen.one_vs_one import fold_accuracy, pair_votes
+from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits, log_grid,
+                            train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -70,16 +71,6 @@ def _binary_only(estimator, classes):
         raise ValueError(f"Only binary classification is supported by "
                          f"{type(estimator).__name__}; y has {classes.size} classes "
                          "(svmscreen.estimators.SVC and SVCPathCV split them one-vs-one)")
-
-
-def pair_votes(dec, n_classes):
-    """Votes of one-vs-one decision values: column ``pair`` is the pair
-    (i, j) of ``class_pairs`` (i < j, LIBSVM's order); dec > 0 votes for i."""
-    votes = np.zeros((dec.shape[0], n_classes), dtype=np.intp)
-    for pair, (i, j) in enumerate(class_pairs(n_classes)):
-        votes[:, i] += dec[:, pair] > 0
-        votes[:, j] += dec[:, pair] <= 0
-    return votes
 
 
 def ovr_decision_function(dec, n_classes):
@@ -467,7 +458,7 @@ class SVCPathCV(_BinaryModelClassifier):
                                       y=self.classes_[y_index])[y_index]
         if sample_weight is not None:
             weight = weight * check_sample_weight(sample_weight, y_index.size)
-        masks = cv_splits(splits, y_index.astype(np.float64))
+        masks = cv_splits(splits, y_index)
         # what train_path checks for the binary case
         _, degree, coef0, tol, cache_size, _ = check_parameters(
             C=1.0, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
@@ -483,7 +474,7 @@ class SVCPathCV(_BinaryModelClassifier):
                           coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
             accuracy = np.array(_parallel(self.n_jobs, [
-                (_one_vs_one_fold_accuracy,
+                (fold_accuracy,
                  (X, y_index, weight, train, held, self.Cs_, params, path_options), {})
                 for train, held in masks]))
             t = int(np.argmax(accuracy.mean(axis=0)))
@@ -496,33 +487,6 @@ class SVCPathCV(_BinaryModelClassifier):
                           coef0=self.coef0, shrinking=self.shrinking, tol=self.tol,
                           cache_size=self.cache_size).fit(X, y_index, sample_weight=weight)
         return self
-
-
-def _one_vs_one_fold_accuracy(X, y_index, weight, train, held, grid, params, path_options):
-    """Accuracy at each C of the one-vs-one vote on the ``held`` rows, from
-    a path per pair of classes on the ``train`` rows (``path_coefficients``).
-    The pairs' paths are solved first, so that each kernel value between a
-    held row and a support vector is computed once for all pairs and all C
-    (a sample is in n_classes - 1 pairs)."""
-    n_classes = int(y_index.max()) + 1
-    pairs = class_pairs(n_classes)
-    paths = []
-    for i, j in pairs:
-        signs = np.where(y_index == i, 1.0, -1.0)       # f > 0 votes for i
-        in_pair = train & ((y_index == i) | (y_index == j))
-        paths.append(path_coefficients(X, signs, weight, in_pair, grid, params, path_options))
-    support = np.unique(np.concatenate([path[0] for path in paths]))
-    held_rows = np.flatnonzero(held)
-    dec = np.empty((held_rows.size, len(pairs), len(grid)))
-    dec[:] = np.array([path[2] for path in paths])
-    columns = [np.searchsorted(support, path[0]) for path in paths]
-    if support.size:
-        for start, stop, K in kernel_blocks(X, held_rows, support, params):
-            for pair, (_, coef, _) in enumerate(paths):
-                dec[start:stop, pair] += K[:, columns[pair]] @ coef
-    truth = y_index[held]
-    return np.array([np.mean(np.argmax(pair_votes(dec[:, :, t], n_classes), axis=1) == truth)
-                     for t in range(len(grid))])
 
 
 class RampSVC(_BinaryModelClassifier):

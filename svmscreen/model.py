@@ -177,7 +177,7 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     y = check_labels(y, X.shape[0])
     classes, signs = binary_signs(y)
     gamma = resolve_gamma(gamma, X, kernel)
-    hi = class_bounds(signs, classes, C, class_weight, sample_weight)
+    hi = class_bounds(y, classes, C, class_weight, sample_weight)
     n = X.shape[0]
     lo = np.zeros(n)
     if alpha0 is None:

@@ -190,6 +190,7 @@ class PathResult:
     def __init__(self, rows, alphas, model_params, X, signs, classes):
         for name in self.FIELDS:
             setattr(self, name, np.array([row[name] for row in rows]))
+        self.n_variables = signs.size       # the dual variables of the problem
         self.alphas = alphas
         self.cv_accuracy = None
         self._model_params = model_params
@@ -203,7 +204,7 @@ class PathResult:
     @property
     def screening_rate(self):
         """(|R'| + |L'|) / n per C."""
-        return (self.screened_zero + self.screened_bound) / float(self._signs.size)
+        return (self.screened_zero + self.screened_bound) / float(self.n_variables)
 
     @property
     def cv_mean(self):
@@ -508,19 +509,20 @@ def stratified_folds(y, n_folds, seed=0):
     return fold
 
 
-def cv_splits(cv, signs, random_state=0):
+def cv_splits(cv, labels, random_state=0):
     """The (train, held-out) boolean masks of ``train_path``'s ``cv``: k
     stratified folds for an integer k >= 2, or the given (train, test)
     index pairs (e.g. a scikit-learn splitter's ``split``).  Each training
-    part must hold both classes, each held-out part a sample."""
-    n = signs.shape[0]
+    part must hold every class of ``labels``, each held-out part a sample."""
+    n = labels.shape[0]
+    classes, counts = np.unique(labels, return_counts=True)
     if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
         if cv < 2:
             raise ValueError(f"cv must be an integer >= 2, got {cv!r}")
-        smallest = min(np.sum(signs > 0), np.sum(signs < 0))
-        if cv > smallest:
-            raise ValueError(f"cv={cv} is larger than the smallest class ({smallest} samples)")
-        folds = stratified_folds(signs, cv, random_state)
+        if cv > counts.min():
+            raise ValueError(f"cv={cv} is larger than the smallest class "
+                             f"({counts.min()} samples)")
+        folds = stratified_folds(labels, cv, random_state)
         return [(folds != k, folds == k) for k in range(cv)]
     if isinstance(cv, (str, bytes, bool, float)) or not hasattr(cv, "__iter__"):
         raise ValueError("cv must be an integer >= 2 or an iterable of (train, test) index "
@@ -543,8 +545,10 @@ def cv_splits(cv, signs, random_state=0):
             mask = np.zeros(n, dtype=bool)
             mask[index] = True
             masks.append(mask)
-        if np.unique(signs[masks[0]]).size < 2:
-            raise ValueError(f"cv split {k}: its training part holds one class only")
+        in_training = np.unique(labels[masks[0]]).size
+        if in_training < classes.size:
+            raise ValueError(f"cv split {k}: its training part holds {in_training} of the "
+                             f"{classes.size} classes")
         splits.append(tuple(masks))
     if not splits:
         raise ValueError("cv is an empty iterable of splits")
@@ -723,17 +727,12 @@ def _progress_printer(verbose, total, label):
         return show, lambda: print(file=sys.stderr)
 
 
-def path_coefficients(X, signs, hi_unit, train, grid, params, path_options,
-                      progress_label=None):
-    """The path over ``grid`` on the ``train`` rows (boolean mask; signs +-1
-    there) as a decision function per C: ``(support, coef, intercepts)``
-    with f_t(x) = sum_k coef[k, t] K(x, X[support[k]]) + intercepts[t].
-    ``support`` indexes all rows of X (for a precomputed kernel, its
-    columns): the samples that are support vectors at some C, so that a
-    kernel value K(x, sv) serves every C.  ``path_options``: run_path's
-    screening rule name, tol, shrinking, max_iter; progress under
-    ``progress_label`` if given."""
-    # a precomputed fold trains on its square block K[train, train]
+def subset_path(X, signs, hi_unit, train, grid, params, path_options, progress_label=None):
+    """``run_path`` over ``grid`` on the ``train`` rows (boolean mask; signs
+    +-1 there), keeping every solution: (rows, alphas, X_train), X_train the
+    training part of X.  ``path_options``: run_path's screening rule name,
+    tol, shrinking, max_iter; progress under ``progress_label`` if given."""
+    # a precomputed subset trains on its square block K[train, train]
     X_train = X[np.ix_(train, train)] if params["kernel"] == "precomputed" else X[train]
     problem = _Problem(X_train, signs[train], hi_unit[train], **params)
     screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
@@ -743,6 +742,19 @@ def path_coefficients(X, signs, hi_unit, train, grid, params, path_options,
                                                       keep="all", progress=progress))
     finally:
         close()
+    return rows, alphas, X_train
+
+
+def path_coefficients(X, signs, hi_unit, train, grid, params, path_options,
+                      progress_label=None):
+    """The path over ``grid`` on the ``train`` rows (``subset_path``) as a
+    decision function per C: ``(support, coef, intercepts)`` with
+    f_t(x) = sum_k coef[k, t] K(x, X[support[k]]) + intercepts[t].
+    ``support`` indexes all rows of X (for a precomputed kernel, its
+    columns): the samples that are support vectors at some C, so that a
+    kernel value K(x, sv) serves every C."""
+    rows, alphas, _ = subset_path(X, signs, hi_unit, train, grid, params, path_options,
+                                  progress_label)
     alphas = np.array(alphas)                               # (n_C, n_train)
     union = np.flatnonzero(np.any(alphas > 0, axis=0))
     coef = (signs[train][union] * alphas[:, union]).T       # (n_union, n_C)
@@ -795,7 +807,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
 
     Parameters
     ----------
-    X, y : training data and two-class labels (as ``fit_binary``).
+    X, y : training data and labels (as ``fit_binary``).  More than two
+        classes are classified one-vs-one, as LIBSVM does: a path per pair
+        of classes, combined in a ``OneVsOnePath`` (``svmscreen.one_vs_one``).
     C : array-like or None
         An explicit, strictly increasing grid.  If None, ``grid`` decides.
     n_C : int, default=50
@@ -838,7 +852,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
 
     Returns
     -------
-    PathResult, or a list of them for a list of gamma values.
+    PathResult (OneVsOnePath for more than two classes), or a list of them
+    for a list of gamma values.
     """
     if isinstance(gamma, (list, tuple, np.ndarray)):
         gammas = list(gamma)
@@ -868,11 +883,11 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
                          f"got {screening!r}")
     X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
     y = check_labels(y, X.shape[0])
-    classes, signs = binary_signs(
-        y, more_classes="for more classes, svmscreen.estimators.SVCPathCV (with "
-                        "scikit-learn) runs a path per pair of classes, one-vs-one")
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(f"y must contain at least two classes, got 1: {classes.tolist()}")
     gamma = resolve_gamma(gamma, X, kernel)
-    hi_unit = class_bounds(signs, classes, 1.0, class_weight, sample_weight)
+    hi_unit = class_bounds(y, classes, 1.0, class_weight, sample_weight)
     epsilon_path = False
     if C is not None:
         C_grid = check_C_grid(C)
@@ -885,10 +900,19 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         epsilon_path = True
     else:
         raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
-    splits = None if cv is None else cv_splits(cv, signs, random_state)
+    splits = None if cv is None else cv_splits(cv, y, random_state)
 
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=fit_intercept)
+    path_options = dict(screening=screening, tol=tol, shrinking=shrinking, max_iter=max_iter)
+    if classes.size > 2:
+        if epsilon_path:
+            raise ValueError("grid='epsilon' needs two classes (each pair of classes would "
+                             "step its own grid); give C or use grid='log'")
+        from svmscreen.one_vs_one import train_path_one_vs_one
+        return train_path_one_vs_one(X, y, classes, hi_unit, C_grid, params, path_options,
+                                     splits, n_jobs=n_jobs, keep=keep, verbose=verbose)
+    classes, signs = binary_signs(y)
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_screening(screening, problem, fit_intercept)
     total = len(C_grid) if not epsilon_path else 0
@@ -904,8 +928,6 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     result = PathResult(rows, alphas, params, X, signs, classes)
     result.gamma = gamma
     if splits is not None:
-        path_options = dict(screening=screening, tol=tol, shrinking=shrinking,
-                            max_iter=max_iter)
         show_folds = verbose and _sequential(n_jobs)
         tasks = [(_fold_accuracy, (X, signs, hi_unit, train, held, result.C, params,
                                    path_options,

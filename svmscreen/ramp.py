@@ -224,7 +224,7 @@ def _build(X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_
     y = check_labels(y, X.shape[0])
     classes, signs = binary_signs(y)
     gamma = resolve_gamma(gamma, X, kernel)
-    hi_unit = class_bounds(signs, classes, 1.0, class_weight, None)
+    hi_unit = class_bounds(y, classes, 1.0, class_weight, None)
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=True)
     return X, classes, signs, hi_unit, params, tol, max_iter

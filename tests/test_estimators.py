@@ -234,7 +234,7 @@ def test_splits_from_a_generator_serve_every_gamma():
 def test_a_split_whose_training_part_holds_one_class_is_an_error():
     X, y = load_dataset("heart_scale")
     one_class = np.flatnonzero(y > 0)
-    with pytest.raises(ValueError, match="split 0: its training part holds one class"):
+    with pytest.raises(ValueError, match="split 0: its training part holds 1 of the 2 classes"):
         svmscreen.train_path(X, y, n_C=3, cv=[(one_class, np.flatnonzero(y < 0))])
 
 

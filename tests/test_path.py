@@ -324,12 +324,117 @@ def test_bad_input(kwargs, error, match):
         train_path(X, y, **kwargs)
 
 
-def test_more_than_two_classes_points_to_one_vs_one():
+def letter_classes(n_classes, n_train=600, n_test=400):
+    """Rows of letter.scale (and its test file) of the first ``n_classes``
+    letters, the training rows sorted by label so that LIBSVM's class order
+    (first appearance) is the sorted one."""
+    X, y = load_dataset("letter.scale")
+    X_test, y_test = load_dataset("letter.scale.t")
+    rows = np.flatnonzero(y <= n_classes)[:n_train]
+    rows = rows[np.argsort(y[rows], kind="stable")]
+    test = np.flatnonzero(y_test <= n_classes)[:n_test]
+    return X[rows], y[rows], X_test[test], y_test[test]
+
+
+@pytest.mark.parametrize("screening", ["dvi", "it", None])
+def test_more_than_two_classes_match_libsvm_one_vs_one(screening):
+    from libsvm.svmutil import svm_predict, svm_train
+    X, y, X_test, y_test = letter_classes(4)
+    grid, gamma = np.geomspace(0.1, 100, 5), 1.0 / 16
+    path = train_path(X, y, C=grid, gamma=gamma, tol=1e-6, screening=screening)
+    assert isinstance(path, svmscreen.OneVsOnePath)
+    assert path.pairs == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    assert path.intercept.shape == (grid.size, 6) and path.put_back.sum() == 0
+    for t, C in enumerate(grid):
+        theirs = svm_train(y, X, f"-t 2 -c {float(C)!r} -g {gamma!r} -e 1e-6 -q")
+        assert list(theirs.get_labels()) == [1, 2, 3, 4]
+        labels, _, decision = svm_predict(y_test, X_test, theirs, "-q")
+        ours = path.model(t)
+        np.testing.assert_array_equal(ours.predict(X_test), labels)
+        # LIBSVM's float32 kernel cache: b and f within 1e-4 (measured 1e-6 to 9e-5)
+        np.testing.assert_allclose(path.intercept[t], -np.asarray(theirs.rho[:6]), atol=5e-4)
+        np.testing.assert_allclose(ours.decision_function(X_test), decision, atol=5e-4)
+        # alphas within tol of 0 may count or not: measured at most 2 apart
+        assert abs(path.n_sv[t] - theirs.get_nr_sv()) <= 0.02 * theirs.get_nr_sv()
+        assert ours.n_support_ == path.n_sv[t]
+
+
+def test_one_vs_one_path_is_the_pairs_binary_paths():
+    X, y, _, _ = letter_classes(3, n_train=450)
+    grid = np.geomspace(0.05, 50, 6)
+    weights = {1.0: 2.0, 3.0: 0.5}
+    path = train_path(X, y, C=grid, kernel="linear", class_weight=weights, tol=1e-8)
+    n_sv = np.zeros(grid.size, dtype=int)
+    is_sv = np.zeros((grid.size, y.size), dtype=bool)
+    for (i, j), pair, rows in zip(path.pairs, path.pair_paths, path.pair_rows):
+        assert set(y[rows]) == {i + 1.0, j + 1.0}
+        # +1 for the first class of the pair: its positive decision votes for it
+        alone = train_path(X[rows], np.where(y[rows] == i + 1, 1.0, -1.0), C=grid,
+                           kernel="linear", tol=1e-8,
+                           sample_weight=[weights.get(label, 1.0) for label in y[rows]])
+        np.testing.assert_allclose(pair.objective, alone.objective, rtol=1e-9)
+        np.testing.assert_allclose(pair.intercept, alone.intercept, atol=1e-9)
+        for t in range(grid.size):
+            is_sv[t, rows] |= pair.alphas[t] > 0
+    n_sv = is_sv.sum(axis=1)
+    np.testing.assert_array_equal(path.n_sv, n_sv)
+    np.testing.assert_allclose(path.objective, np.sum([p.objective for p in path.pair_paths],
+                                                      axis=0))
+    assert path.n_variables == sum(rows.size for rows in path.pair_rows) == 2 * y.size
+    np.testing.assert_allclose(
+        path.screening_rate,
+        (path.screened_zero + path.screened_bound) / (2.0 * y.size))
+    lines = path.summary().splitlines()
+    assert len(lines) == grid.size + 1
+
+
+def test_one_vs_one_cross_validation_is_the_vote_of_the_pairs():
+    X, y, _, _ = letter_classes(3, n_train=300)
+    grid = np.geomspace(0.1, 100, 4)
+    path = train_path(X, y, C=grid, cv=3, gamma=0.1, tol=1e-8, keep="summary")
+    assert path.cv_accuracy.shape == (3, grid.size)
+    folds = svmscreen.path.stratified_folds(y, 3)
+    for k in range(3):
+        train, held = folds != k, folds == k
+        fold_path = train_path(X[train], y[train], C=grid, gamma=0.1, tol=1e-8)
+        for t in range(grid.size):
+            accuracy = np.mean(fold_path.model(t).predict(X[held]) == y[held])
+            assert path.cv_accuracy[k, t] == pytest.approx(accuracy)
+    assert path.best_C == grid[np.argmax(path.cv_accuracy.mean(axis=0))]
+    with pytest.raises(ValueError, match="keep='summary'"):
+        path.best_model
+
+
+def test_one_vs_one_precomputed_equals_linear():
+    X, y, X_test, _ = letter_classes(3, n_train=300, n_test=50)
+    X = X.toarray()
+    grid = np.geomspace(0.1, 10, 3)
+    linear = train_path(X, y, C=grid, kernel="linear", cv=3, tol=1e-8)
+    pre = train_path(X @ X.T, y, C=grid, kernel="precomputed", cv=3, tol=1e-8)
+    np.testing.assert_allclose(pre.objective, linear.objective, rtol=1e-8)
+    np.testing.assert_array_equal(pre.cv_accuracy, linear.cv_accuracy)
+    K_test = X_test.toarray() @ X.T
+    np.testing.assert_array_equal(pre.best_model.predict(K_test),
+                                  linear.best_model.predict(X_test))
+    with pytest.raises(ValueError, match="needs 300 columns"):
+        pre.best_model.predict(K_test[:, :10])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(grid="epsilon"), "epsilon.*two classes"),
+    (dict(cv=500), "smallest class"),
+    (dict(cv=[(np.arange(100), np.arange(100, 150))]), "holds 1 of the 3 classes"),
+])
+def test_one_vs_one_bad_input(kwargs, match):
+    X, y, _, _ = letter_classes(3, n_train=300)
+    with pytest.raises(ValueError, match=match):
+        train_path(X, y, n_C=3, **kwargs)
+
+
+def test_a_single_class_is_an_error():
     X, y = load_dataset("heart_scale")
-    y = y.copy()
-    y[:10] = 3.0
-    with pytest.raises(ValueError, match="exactly two classes, got 3.*SVCPathCV"):
-        train_path(X, y, n_C=3)
+    with pytest.raises(ValueError, match="at least two classes, got 1"):
+        train_path(X, np.ones_like(y), n_C=3)
 
 
 def test_command_line_path(capsys):
@@ -350,6 +455,16 @@ def test_command_line_path(capsys):
     assert main(["path", "data/heart_scale.xz", "--n-C", "4", "--cv", "3", "--n-jobs", "2",
                  "--screening", "none", "--compare"]) == 0
     assert "without screening" in capsys.readouterr().out
+
+
+def test_command_line_path_with_more_classes(tmp_path, capsys):
+    from svmscreen.cli import main
+    X, y, _, _ = letter_classes(4, n_train=400)
+    svmscreen.dump_svmlight_file(X, y, tmp_path / "abcd.txt")
+    assert main(["path", str(tmp_path / "abcd.txt"), "--n-C", "4", "--cv", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "4 classes, one-vs-one (6 pairs" in out and "best C =" in out
+    assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 4
 
 
 # --------------------------------------------- screening on and off (issue 4)

@@ -1,0 +1,210 @@
+"""More than two classes along the path: one-vs-one, as LIBSVM and
+scikit-learn's SVC classify (a binary C-SVC per pair of classes i < j, the
+prediction by the pairs' votes, the first class on ties).
+
+``train_path`` sends data with more than two classes here: a warm-started,
+screened path per pair, the pairs' statistics combined per C
+(``OneVsOnePath``), cross-validation by the votes at each C
+(``fold_accuracy``, which ``estimators.SVCPathCV`` shares), and the model at
+any C (``OneVsOneModel``).
+"""
+import numpy as np
+
+from svmscreen._validation import check_precomputed
+from svmscreen.libsvm.model import class_pairs
+from svmscreen.path import (PathResult, _parallel, _sequential, kernel_blocks,
+                            path_coefficients, subset_path)
+
+
+def pair_votes(dec, n_classes):
+    """Votes of one-vs-one decision values: column ``pair`` is the pair
+    (i, j) of ``class_pairs`` (i < j, LIBSVM's order); dec > 0 votes for i."""
+    votes = np.zeros((dec.shape[0], n_classes), dtype=np.intp)
+    for pair, (i, j) in enumerate(class_pairs(n_classes)):
+        votes[:, i] += dec[:, pair] > 0
+        votes[:, j] += dec[:, pair] <= 0
+    return votes
+
+
+class OneVsOneModel:
+    """A trained one-vs-one C-SVC.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    pairs : list of (i, j)
+        Indices into ``classes_``, i < j, in LIBSVM's order.
+    models : list of BinaryModel
+        One per pair; its f > 0 votes for ``classes_[i]`` (its own
+        ``classes_`` is ``(classes_[j], classes_[i])``), and its ``support_``
+        indexes that pair's rows.
+    rows : list of ndarray of int
+        The training rows of each pair.
+    support_ : ndarray of int
+        The training rows that are a support vector of some pair.
+    n_train : int
+        The number of training samples.
+    """
+
+    def __init__(self, classes, pairs, models, rows, n_train):
+        self.classes_ = classes
+        self.pairs = pairs
+        self.models = models
+        self.rows = rows
+        self.n_train = n_train
+        self.support_ = np.unique(np.concatenate(
+            [r[m.support_] for r, m in zip(rows, models)]))
+
+    @property
+    def n_support_(self):
+        """The number of distinct support vectors (LIBSVM's total nSV)."""
+        return self.support_.size
+
+    def decision_function(self, X):
+        """Decision values, shape (n_samples, n_pairs), column k for
+        ``pairs[k]`` (> 0: a vote for its first class).  For a precomputed
+        kernel, X holds the kernel values against every training sample.
+        Each pair computes its own kernel values."""
+        if self.models[0].kernel == "precomputed":
+            X = check_precomputed(X, "X", n_train=self.n_train)
+            return np.column_stack([m.decision_function(X[:, r])
+                                    for r, m in zip(self.rows, self.models)])
+        return np.column_stack([m.decision_function(X) for m in self.models])
+
+    def predict(self, X):
+        """The class with the most votes (the first such class on ties)."""
+        dec = self.decision_function(X)
+        if not np.all(np.isfinite(dec)):
+            raise ValueError("decision values overflow (not finite) for some rows of X; "
+                             "scale X down as the training data was")
+        return self.classes_[np.argmax(pair_votes(dec, self.classes_.size), axis=1)]
+
+    def __repr__(self):
+        return (f"OneVsOneModel(classes={self.classes_.size}, pairs={len(self.pairs)}, "
+                f"C={self.models[0].C!r}, n_support={self.n_support_})")
+
+
+class OneVsOnePath(PathResult):
+    """The path of a one-vs-one C-SVC: a ``PathResult`` per pair of classes,
+    and per C the pairs' statistics combined, so that ``summary``, ``plot``,
+    ``cv_accuracy`` and ``best_C`` read as for two classes.
+
+    Attributes (arrays of length n_C, unless said)
+    ----------------------------------------------
+    objective, duality_gap, n_zero, n_bound, screened_zero, screened_bound,
+    put_back, n_iter, rule_seconds, solve_seconds
+        Sums over the pairs (the pairs' problems are separate, so the summed
+        objective's gap is the summed gap).
+    n_sv : the training samples that are a support vector of some pair
+        (LIBSVM's total nSV).
+    intercept : ndarray of shape (n_C, n_pairs)
+    n_variables : the pairs' sizes summed; ``screening_rate`` is per dual
+        variable of all pairs.
+    pairs : list of (i, j), indices into ``classes_``, LIBSVM's order.
+    pair_paths : list of PathResult, one per pair, each over its own rows
+        (f > 0 for ``classes_[i]``); they hold the solutions (``alphas``)
+        with ``keep="all"``.
+    pair_rows : list of ndarray of int, the rows of each pair.
+    alphas : None (see ``pair_paths``).
+    cv_accuracy : ndarray of shape (n_folds, n_C) or None
+        Of the one-vs-one vote.
+    """
+
+    SUMMED = ("objective", "duality_gap", "n_zero", "n_bound", "screened_zero",
+              "screened_bound", "put_back", "n_iter", "rule_seconds", "solve_seconds")
+
+    def __init__(self, pair_paths, pairs, pair_rows, n_sv, classes, n_train):
+        self.C = pair_paths[0].C
+        for name in self.SUMMED:
+            setattr(self, name, np.sum([getattr(path, name) for path in pair_paths], axis=0))
+        self.intercept = np.column_stack([path.intercept for path in pair_paths])
+        self.n_sv = n_sv
+        self.n_variables = sum(rows.size for rows in pair_rows)
+        self.alphas = None
+        self.cv_accuracy = None
+        self.classes_ = classes
+        self.pairs = pairs
+        self.pair_paths = pair_paths
+        self.pair_rows = pair_rows
+        self.n_train = n_train
+
+    def model(self, index):
+        """The OneVsOneModel at path position ``index`` (needs keep="all")."""
+        return OneVsOneModel(self.classes_, self.pairs,
+                             [path.model(index) for path in self.pair_paths],
+                             self.pair_rows, self.n_train)
+
+
+def _pair_signs(y_index, i, j):
+    """(rows of the pair as a boolean mask, signs: +1 for class i)."""
+    return (y_index == i) | (y_index == j), np.where(y_index == i, 1.0, -1.0)
+
+
+def _pair_path(X, y_index, hi_unit, pair, classes, grid, params, path_options, keep,
+               progress_label):
+    """One pair's path on all its rows: (PathResult, its rows, its support
+    vectors per C as a boolean (n_C, n_rows) array)."""
+    i, j = pair
+    train, signs = _pair_signs(y_index, i, j)
+    rows, alphas, X_train = subset_path(X, signs, hi_unit, train, grid, params, path_options,
+                                        progress_label)
+    is_sv = np.array(alphas) > 0
+    result = PathResult(rows, alphas if keep == "all" else None, params, X_train,
+                        signs[train], classes[[j, i]])
+    result.gamma = params["gamma"]
+    return result, np.flatnonzero(train), is_sv
+
+
+def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, splits, *,
+                          n_jobs, keep, verbose):
+    """``train_path`` for more than two classes, on inputs it has checked:
+    a path per pair (in parallel with ``n_jobs``), cross-validated by the
+    votes on ``splits`` (boolean (train, held) masks) if given."""
+    y_index = np.searchsorted(classes, y)
+    pairs = class_pairs(classes.size)
+    show = verbose and _sequential(n_jobs)
+    of_gamma = ("" if params["kernel"] in ("linear", "precomputed")
+                else f" (gamma = {params['gamma']:.3g})")
+    results = _parallel(n_jobs, [
+        (_pair_path, (X, y_index, hi_unit, pair, classes, grid, params, path_options, keep,
+                      f"pair {k + 1}/{len(pairs)}{of_gamma}" if show else None), {})
+        for k, pair in enumerate(pairs)], verbose=verbose)
+    is_sv = np.zeros((len(grid), y.size), dtype=bool)
+    for _, rows, pair_sv in results:
+        is_sv[:, rows] |= pair_sv
+    result = OneVsOnePath([r[0] for r in results], pairs, [r[1] for r in results],
+                          is_sv.sum(axis=1), classes, y.size)
+    result.gamma = params["gamma"]
+    if splits is not None:
+        result.cv_accuracy = np.array(_parallel(n_jobs, [
+            (fold_accuracy, (X, y_index, hi_unit, train, held, result.C, params,
+                             path_options), {})
+            for train, held in splits], verbose=verbose))
+    return result
+
+
+def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options):
+    """Accuracy at each C of the one-vs-one vote on the ``held`` rows, from
+    a path per pair of classes on the ``train`` rows (``path_coefficients``).
+    The pairs' paths are solved first, so that each kernel value between a
+    held row and a support vector is computed once for all pairs and all C
+    (a sample is in n_classes - 1 pairs)."""
+    n_classes = int(y_index.max()) + 1
+    pairs = class_pairs(n_classes)
+    paths = []
+    for i, j in pairs:
+        in_pair, signs = _pair_signs(y_index, i, j)
+        paths.append(path_coefficients(X, signs, hi_unit, train & in_pair, grid, params,
+                                       path_options))
+    support = np.unique(np.concatenate([path[0] for path in paths]))
+    held_rows = np.flatnonzero(held)
+    dec = np.empty((held_rows.size, len(pairs), len(grid)))
+    dec[:] = np.array([path[2] for path in paths])
+    columns = [np.searchsorted(support, path[0]) for path in paths]
+    if support.size:
+        for start, stop, K in kernel_blocks(X, held_rows, support, params):
+            for pair, (_, coef, _) in enumerate(paths):
+                dec[start:stop, pair] += K[:, columns[pair]] @ coef
+    truth = y_index[held]
+    return np.array([np.mean(np.argmax(pair_votes(dec[:, :, t], n_classes), axis=1) == truth)
+                     for t in range(len(grid))])
