@@ -10,7 +10,8 @@ any C (``OneVsOneModel``).
 """
 import numpy as np
 
-from svmscreen._validation import check_precomputed
+from svmscreen._kernels import cross_kernel
+from svmscreen._validation import check_precomputed, check_X
 from svmscreen.libsvm.model import class_pairs
 from svmscreen.path import (PathResult, _parallel, _sequential, kernel_blocks,
                             path_coefficients, subset_path)
@@ -42,18 +43,24 @@ class OneVsOneModel:
         The training rows of each pair.
     support_ : ndarray of int
         The training rows that are a support vector of some pair.
+    support_vectors_ : ndarray or CSR matrix
+        Their rows (for a precomputed kernel, empty: only indices are kept).
     n_train : int
         The number of training samples.
     """
 
-    def __init__(self, classes, pairs, models, rows, n_train):
+    def __init__(self, classes, pairs, models, rows, X_train):
         self.classes_ = classes
         self.pairs = pairs
         self.models = models
         self.rows = rows
-        self.n_train = n_train
-        self.support_ = np.unique(np.concatenate(
-            [r[m.support_] for r, m in zip(rows, models)]))
+        self.n_train = X_train.shape[0]
+        pair_support = [r[m.support_] for r, m in zip(rows, models)]
+        self.support_ = np.unique(np.concatenate(pair_support))
+        self.support_vectors_ = (np.empty((0, 0)) if models[0].kernel == "precomputed"
+                                 else X_train[self.support_])
+        # each pair's support vectors as columns of K(x, support_vectors_)
+        self._columns = [np.searchsorted(self.support_, s) for s in pair_support]
 
     @property
     def n_support_(self):
@@ -64,12 +71,25 @@ class OneVsOneModel:
         """Decision values, shape (n_samples, n_pairs), column k for
         ``pairs[k]`` (> 0: a vote for its first class).  For a precomputed
         kernel, X holds the kernel values against every training sample.
-        Each pair computes its own kernel values."""
-        if self.models[0].kernel == "precomputed":
+        Each kernel value between a row of X and a support vector is
+        computed once for all pairs."""
+        first = self.models[0]
+        if first.kernel == "precomputed":
             X = check_precomputed(X, "X", n_train=self.n_train)
-            return np.column_stack([m.decision_function(X[:, r])
-                                    for r, m in zip(self.rows, self.models)])
-        return np.column_stack([m.decision_function(X) for m in self.models])
+            B = self.support_
+        else:
+            X = check_X(X, "X")
+            if X.shape[1] != first.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, but the model was "
+                                 f"trained with {first.n_features_in_}")
+            B = self.support_vectors_
+        dec = np.tile([m.intercept_ for m in self.models], (X.shape[0], 1))
+        if self.support_.size:
+            for start, stop, K in cross_kernel(X, B, first.kernel, first.gamma, first.coef0,
+                                               first.degree):
+                for k, model in enumerate(self.models):
+                    dec[start:stop, k] += K[:, self._columns[k]] @ model.dual_coef_
+        return dec
 
     def predict(self, X):
         """The class with the most votes (the first such class on ties)."""
@@ -113,7 +133,7 @@ class OneVsOnePath(PathResult):
     SUMMED = ("objective", "duality_gap", "n_zero", "n_bound", "screened_zero",
               "screened_bound", "put_back", "n_iter", "rule_seconds", "solve_seconds")
 
-    def __init__(self, pair_paths, pairs, pair_rows, n_sv, classes, n_train):
+    def __init__(self, pair_paths, pairs, pair_rows, n_sv, classes, X):
         self.C = pair_paths[0].C
         for name in self.SUMMED:
             setattr(self, name, np.sum([getattr(path, name) for path in pair_paths], axis=0))
@@ -126,13 +146,13 @@ class OneVsOnePath(PathResult):
         self.pairs = pairs
         self.pair_paths = pair_paths
         self.pair_rows = pair_rows
-        self.n_train = n_train
+        self._X = X
 
     def model(self, index):
         """The OneVsOneModel at path position ``index`` (needs keep="all")."""
         return OneVsOneModel(self.classes_, self.pairs,
                              [path.model(index) for path in self.pair_paths],
-                             self.pair_rows, self.n_train)
+                             self.pair_rows, self._X)
 
 
 def _pair_signs(y_index, i, j):
@@ -173,7 +193,7 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
     for _, rows, pair_sv in results:
         is_sv[:, rows] |= pair_sv
     result = OneVsOnePath([r[0] for r in results], pairs, [r[1] for r in results],
-                          is_sv.sum(axis=1), classes, y.size)
+                          is_sv.sum(axis=1), classes, X)
     result.gamma = params["gamma"]
     if splits is not None:
         result.cv_accuracy = np.array(_parallel(n_jobs, [

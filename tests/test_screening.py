@@ -807,6 +807,24 @@ def test_refresh_grad_recomputes_stale_rows(kernel):
         assert np.allclose(grad, Q @ alpha - 1, atol=1e-12)
 
 
+@pytest.mark.parametrize("n, centre_sample", [(25, 1000), (40, 12)])
+def test_centred_norms_from_the_solver_cache_equal_the_kernel_rows(n, centre_sample):
+    """||phi_i - c|| through the solver's Q columns (a path passes its
+    QMatrix) is the kernel-row computation, and the explicit features' one."""
+    from svmscreen._kernels import Kernel, compute_layout
+    from svmscreen._solver import QMatrix
+    X, y, K, gamma = make_problem(12, n, 3, "rbf", 1.0, 0.5)
+    alone = ScreeningData(X, y, "rbf", gamma, centre_sample=centre_sample)
+    Q = QMatrix(Kernel(compute_layout(X), "rbf", gamma, 0.0, 3), y, 10.0)
+    cached = ScreeningData(X, y, "rbf", gamma, centre_sample=centre_sample, qmatrix=Q)
+    S = alone.centre_index
+    np.testing.assert_array_equal(cached.centre_index, S)
+    explicit = np.sqrt(np.maximum(np.diag(K) - 2 * K[:, S].mean(axis=1) + K[np.ix_(S, S)].mean(),
+                                  0.0))
+    np.testing.assert_allclose(cached.centred_norms, alone.centred_norms, atol=1e-12)
+    np.testing.assert_allclose(cached.centred_norms, explicit, atol=1e-12)
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_three_ways_to_q_shat_agree(kernel):
     """Q(s C) from the previous state, through beta = q alpha - s C, and from
