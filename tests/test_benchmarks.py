@@ -63,3 +63,17 @@ def test_bench_estimators_quick_agrees_with_scikit_learn():
     best = " ".join(row[6:9]).split(", ")
     assert len(set(best)) == 1, row
     assert "sklearn GridSearchCV / SVCPathCV" in done.stdout
+
+
+def test_bench_multiclass_quick_agrees_with_libsvm():
+    """The one-vs-one path row runs; every arm's test accuracy and #SV agree
+    with LIBSVM's at every C (the script fails otherwise)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks",
+                                                        "bench_multiclass.py"), "--quick"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    arms = [line.split()[0] for line in done.stdout.splitlines()[2:]
+            if line.startswith("  ") and line.split()[1][0].isdigit()]
+    assert arms == ["libsvm", "sklearn", "path", "path-noscreen"]
+    assert "screening on vs off" in done.stdout
