@@ -10,8 +10,8 @@ pair of classes, the rows summing the pairs (#SV counts each sample once).
 
     svmscreen fit FILE [--test FILE] [--kernel rbf] [-C 1] [--gamma G] [--cv 5]
 
-fits one binary SVM and prints its size, objective, duality gap, time and
-accuracy.
+fits one SVM (one-vs-one for more than two classes) and prints its size,
+objective, duality gap, time and accuracy.
 """
 import argparse
 import sys
@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from svmscreen.datasets import load_svmlight_file
 from svmscreen.model import fit_binary
 from svmscreen.path import SCREENING_RULES, stratified_folds, train_path
 
@@ -61,7 +62,7 @@ def build_parser():
     path.add_argument("--compare", action="store_true",
                       help="also time the path without screening")
     path.add_argument("--verbose", action="store_true", help="progress bar")
-    fit = sub.add_parser("fit", help="fit one binary SVM on a LIBSVM-format file")
+    fit = sub.add_parser("fit", help="fit one SVM on a LIBSVM-format file")
     fit.add_argument("file")
     fit.add_argument("--test", help="LIBSVM-format file to report test accuracy on")
     add_kernel_options(fit)
@@ -76,7 +77,6 @@ def _worker_ready():
 
 
 def run_path(args, out):
-    from svmscreen.datasets import load_svmlight_file
     X, y = load_svmlight_file(args.file)
     screening = None if args.screening == "none" else args.screening
     options = dict(C_range=(args.C_min, args.C_max), n_C=args.n_C, grid=args.grid,
@@ -118,11 +118,12 @@ def run_path(args, out):
 
 
 def run_fit(args, out):
-    from svmscreen.datasets import load_svmlight_file
     X, y = load_svmlight_file(args.file)
     params = dict(C=args.C, kernel=args.kernel, gamma=args.gamma, coef0=args.coef0,
                   degree=args.degree, tol=args.tol, cache_size=args.cache_size,
                   fit_intercept=not args.no_intercept, shrinking=not args.no_shrinking)
+    if np.unique(y).size > 2:
+        return _fit_one_vs_one(args, X, y, params, out)
     start = time.perf_counter()
     model = fit_binary(X, y, **params)
     seconds = time.perf_counter() - start
@@ -144,6 +145,33 @@ def run_fit(args, out):
             train, held = fold != k, fold == k
             correct += np.sum(fit_binary(X[train], y[train], **params).predict(X[held]) == y[held])
         print(f"{args.cv}-fold CV acc. {100 * correct / y.shape[0]:.2f}%", file=out)
+    return 0
+
+
+def _fit_one_vs_one(args, X, y, params, out):
+    """``svmscreen fit`` on more than two classes: one-vs-one, as a path of
+    one C (``train_path``), its rows summing the pairs."""
+    C = params.pop("C")
+    start = time.perf_counter()
+    path = train_path(X, y, C=[C], screening=None, **params)
+    seconds = time.perf_counter() - start
+    model = path.model(0)
+    first = model.models[0]
+    print(f"data          {args.file}: {X.shape[0]} samples, {X.shape[1]} features, "
+          f"{model.classes_.size} classes", file=out)
+    print(f"model         one-vs-one ({len(model.pairs)} pairs), {first.kernel} kernel, "
+          f"C = {C:g}, gamma = {first.gamma:g}", file=out)
+    print(f"solver        {int(path.n_iter[0])} iterations, {model.n_support_} support "
+          f"vectors, {seconds:.3f} s", file=out)
+    print(f"objective     {path.objective[0]:.10g} summed over the pairs (duality gap "
+          f"{path.duality_gap[0]:.3g})", file=out)
+    print(f"train acc.    {100 * np.mean(model.predict(X) == y):.2f}%", file=out)
+    if args.test:
+        X_test, y_test = load_svmlight_file(args.test, n_features=X.shape[1])
+        print(f"test acc.     {100 * np.mean(model.predict(X_test) == y_test):.2f}%", file=out)
+    if args.cv >= 2:
+        folds = train_path(X, y, C=[C], screening=None, cv=args.cv, keep="summary", **params)
+        print(f"{args.cv}-fold CV acc. {100 * folds.cv_mean[0]:.2f}%", file=out)
     return 0
 
 

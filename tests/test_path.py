@@ -467,6 +467,31 @@ def test_command_line_path_with_more_classes(tmp_path, capsys):
     assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 4
 
 
+
+def _printed(out, key):
+    """The value after ``key`` on its line of ``svmscreen fit``'s output."""
+    line = next(line for line in out.splitlines() if line.startswith(key))
+    return line[len(key):].split()[0]
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_command_line_fit(tmp_path, capsys, n_classes):
+    from svmscreen.cli import main
+    X, y, X_test, y_test = letter_classes(n_classes, n_train=300, n_test=200)
+    svmscreen.dump_svmlight_file(X, y, tmp_path / "train.txt")
+    svmscreen.dump_svmlight_file(X_test, y_test, tmp_path / "test.txt")
+    assert main(["fit", str(tmp_path / "train.txt"), "--test", str(tmp_path / "test.txt"),
+                 "-C", "2", "--gamma", "0.1", "--cv", "3"]) == 0
+    out = capsys.readouterr().out
+    path = train_path(X, y, C=[2.0], gamma=0.1, cv=3)
+    model = path.model(0)
+    assert _printed(out, "train acc.") == f"{100 * np.mean(model.predict(X) == y):.2f}%"
+    assert _printed(out, "test acc.") == f"{100 * np.mean(model.predict(X_test) == y_test):.2f}%"
+    assert f"{model.n_support_ if n_classes > 2 else path.n_sv[0]} support vectors" in out
+    if n_classes > 2:
+        assert "one-vs-one (6 pairs)" in out
+        assert _printed(out, "3-fold CV acc.") == f"{100 * path.cv_mean[0]:.2f}%"
+
 # --------------------------------------------- screening on and off (issue 4)
 @pytest.mark.parametrize("rule", SCREENING_RULES)
 @pytest.mark.parametrize("name, kernel, fit_intercept, class_weight", [
