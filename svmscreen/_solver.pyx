@@ -31,6 +31,11 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
   the others held, and SMO finishes from there
   (``_SMO.dense_fallback``; docs/madelon_linear.md).  LIBSVM mode
   (``round_float32``) never does, to keep LIBSVM's iterations.
+* ``nu=True`` (LIBSVM mode only): svm.cpp's Solver_NU for LIBSVM's nu-SVC
+  and nu-SVR, where sum a_t over each sign of y is fixed.  Pairs never mix
+  signs (WSS2 within each sign), the stopping rule is the larger of the two
+  signs' violations, shrinking tests each sign against its own maxima, and
+  rho and r come from the free variables of each sign.
 * ``fixed`` variables never enter the problem: they stay at their bound and
   act only through the gradient of the others (in LIBSVM's terms, through
   ``G_bar``, the gradient contribution of every variable at a bound:
@@ -303,6 +308,8 @@ cdef class _SMO:
 
     cdef double eps
     cdef double violation
+    cdef bint nu                     # svm.cpp's Solver_NU (LIBSVM's nu-SVC and nu-SVR)
+    cdef double r                    # Solver_NU's r, set by calculate_rho
     cdef long long max_iter, n_iter
     cdef object screen_callback    # dynamic screening hook, or None
     cdef long long screen_every
@@ -568,6 +575,64 @@ cdef class _SMO:
         out_j[0] = Gmin_idx
         return 0
 
+    cdef int select_pair_nu(self, Py_ssize_t* out_i, Py_ssize_t* out_j) except -2 nogil:
+        """Solver_NU::select_working_set: WSS2 within each sign (nu-SVC and
+        nu-SVR keep sum a_i per sign fixed, so a pair never mixes signs).
+        Returns 1 when max over the signs of m(a) - M(a) < eps."""
+        cdef double Gmaxp = -INFINITY, Gmaxp2 = -INFINITY
+        cdef double Gmaxn = -INFINITY, Gmaxn2 = -INFINITY
+        cdef double obj_diff_min = INFINITY, grad_diff, quad_coef, obj_diff
+        cdef Py_ssize_t t, ip = -1, jn = -1, Gmin_idx = -1
+        cdef Py_ssize_t active = self.active_size
+        cdef double* Q_ip = NULL
+        cdef double* Q_in = NULL
+        cdef const double* G = &self.G[0]
+        cdef const double* y = &self.y[0]
+        cdef const double* QD = &self.Q.QD[0]
+        cdef const signed char* status = &self.status[0]
+        for t in range(active):
+            if y[t] > 0:
+                if status[t] != UPPER and -G[t] >= Gmaxp:
+                    Gmaxp = -G[t]
+                    ip = t
+            else:
+                if status[t] != LOWER and G[t] >= Gmaxn:
+                    Gmaxn = G[t]
+                    jn = t
+        if ip != -1:
+            Q_ip = self.Q.get_Q(ip, active)
+        if jn != -1:
+            Q_in = self.Q.get_Q(jn, active)
+        for t in range(active):
+            if y[t] > 0:
+                if status[t] != LOWER:
+                    grad_diff = Gmaxp + G[t]
+                    if G[t] >= Gmaxp2:
+                        Gmaxp2 = G[t]
+                    if grad_diff > 0:
+                        quad_coef = QD[ip] + QD[t] - 2.0 * Q_ip[t]
+                        obj_diff = -(grad_diff * grad_diff) / (quad_coef if quad_coef > 0 else TAU)
+                        if obj_diff <= obj_diff_min:
+                            Gmin_idx = t
+                            obj_diff_min = obj_diff
+            else:
+                if status[t] != UPPER:
+                    grad_diff = Gmaxn - G[t]
+                    if -G[t] >= Gmaxn2:
+                        Gmaxn2 = -G[t]
+                    if grad_diff > 0:
+                        quad_coef = QD[jn] + QD[t] - 2.0 * Q_in[t]
+                        obj_diff = -(grad_diff * grad_diff) / (quad_coef if quad_coef > 0 else TAU)
+                        if obj_diff <= obj_diff_min:
+                            Gmin_idx = t
+                            obj_diff_min = obj_diff
+        self.violation = max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)
+        if self.violation < self.eps or Gmin_idx == -1:
+            return 1
+        out_i[0] = ip if y[Gmin_idx] > 0 else jn
+        out_j[0] = Gmin_idx
+        return 0
+
     cdef inline double projected_gradient(self, Py_ssize_t t) noexcept nogil:
         if self.is_lower(t):
             return self.G[t] if self.G[t] < 0.0 else 0.0
@@ -816,9 +881,17 @@ cdef class _SMO:
         return 0
 
     # ------------------------------------------------------------ shrinking
-    cdef bint be_shrunk(self, Py_ssize_t i, double Gmax1, double Gmax2) noexcept nogil:
-        """Can a_i be left out?  (svm.cpp be_shrunk; for the bias-free mode,
-        Gmax1 = PGmax and Gmax2 = -PGmin as in LIBLINEAR's shrinking.)"""
+    cdef bint be_shrunk(self, Py_ssize_t i, double Gmax1, double Gmax2, double Gmax3,
+                        double Gmax4) noexcept nogil:
+        """Can a_i be left out?  (svm.cpp be_shrunk, Solver_NU's with Gmax3
+        and Gmax4, the maxima of the negative samples; for the bias-free
+        mode, Gmax1 = PGmax and Gmax2 = -PGmin as in LIBLINEAR's shrinking.)"""
+        if self.nu:
+            if self.is_upper(i):
+                return -self.G[i] > (Gmax1 if self.y[i] > 0 else Gmax4)
+            if self.is_lower(i):
+                return self.G[i] > (Gmax2 if self.y[i] > 0 else Gmax3)
+            return False
         if not self.has_equality:
             if self.is_lower(i):
                 return self.G[i] > Gmax1
@@ -898,19 +971,23 @@ cdef class _SMO:
         return self.gradient_from_snapshot(self.l_var, False)
 
     cdef int do_shrinking(self) except -1 nogil:
-        cdef double Gmax1, Gmax2
+        cdef double Gmax1, Gmax2, Gmax3 = -INFINITY, Gmax4 = -INFINITY
         if self.active_size == self.l_var and (self.l_var == self.l or not self.fixed_rebased):
             self.rebase_snapshot()
-        self.max_violations(&Gmax1, &Gmax2)
-        if not self.unshrink and Gmax1 + Gmax2 <= self.eps * 10:
+        if self.nu:
+            self.max_violations_nu(&Gmax1, &Gmax2, &Gmax3, &Gmax4)
+        else:
+            self.max_violations(&Gmax1, &Gmax2)
+        if not self.unshrink and max(Gmax1 + Gmax2, Gmax3 + Gmax4) <= self.eps * 10:
             # Close to the end: bring everything back once, so that the
             # final iterations see the whole problem.
             self.unshrink = True
             self.reconstruct_gradient(self.l_var)
             self.active_size = self.l_var
-            self.note(c'*')
+            if not self.nu:         # Solver_NU's un-shrink prints no mark
+                self.note(c'*')
             self.whole_gradient = True
-        self.shrink(Gmax1, Gmax2)
+        self.shrink(Gmax1, Gmax2, Gmax3, Gmax4)
         return 0
 
     cdef void max_violations(self, double* Gmax1_out, double* Gmax2_out) noexcept nogil:
@@ -941,14 +1018,35 @@ cdef class _SMO:
                     Gmax2 = -pg
         Gmax1_out[0], Gmax2_out[0] = Gmax1, Gmax2
 
-    cdef void shrink(self, double Gmax1, double Gmax2) noexcept nogil:
+    cdef void max_violations_nu(self, double* Gmax1_out, double* Gmax2_out, double* Gmax3_out,
+                                double* Gmax4_out) noexcept nogil:
+        """Solver_NU::do_shrinking's maxima: -G over I_up and G over I_low,
+        for the positive (1, 2) and the negative (4, 3) samples."""
+        cdef double Gmax1 = -INFINITY, Gmax2 = -INFINITY, Gmax3 = -INFINITY, Gmax4 = -INFINITY
+        cdef Py_ssize_t i
+        for i in range(self.active_size):
+            if not self.is_upper(i):
+                if self.y[i] > 0:
+                    if -self.G[i] > Gmax1:
+                        Gmax1 = -self.G[i]
+                elif -self.G[i] > Gmax4:
+                    Gmax4 = -self.G[i]
+            if not self.is_lower(i):
+                if self.y[i] > 0:
+                    if self.G[i] > Gmax2:
+                        Gmax2 = self.G[i]
+                elif self.G[i] > Gmax3:
+                    Gmax3 = self.G[i]
+        Gmax1_out[0], Gmax2_out[0], Gmax3_out[0], Gmax4_out[0] = Gmax1, Gmax2, Gmax3, Gmax4
+
+    cdef void shrink(self, double Gmax1, double Gmax2, double Gmax3, double Gmax4) noexcept nogil:
         """Move behind active_size the variables be_shrunk sets aside."""
         cdef Py_ssize_t i = 0
         while i < self.active_size:
-            if self.be_shrunk(i, Gmax1, Gmax2):
+            if self.be_shrunk(i, Gmax1, Gmax2, Gmax3, Gmax4):
                 self.active_size -= 1
                 while self.active_size > i:
-                    if not self.be_shrunk(self.active_size, Gmax1, Gmax2):
+                    if not self.be_shrunk(self.active_size, Gmax1, Gmax2, Gmax3, Gmax4):
                         self.swap_index(i, self.active_size)
                         break
                     self.active_size -= 1
@@ -957,6 +1055,8 @@ cdef class _SMO:
     # ----------------------------------------------------------------- main
     cdef int select(self, Py_ssize_t* i, Py_ssize_t* j) except -2 nogil:
         self.work_select += self.active_size
+        if self.nu:
+            return self.select_pair_nu(i, j)
         if self.has_equality:
             return self.select_pair(i, j)
         return self.select_single(i)
@@ -1073,7 +1173,7 @@ cdef class _SMO:
                 self.reconstruct_gradient(self.l_var)
                 self.active_size = self.l_var
                 self.max_violations(&Gmax1, &Gmax2)
-                self.shrink(Gmax1, Gmax2)
+                self.shrink(Gmax1, Gmax2, -INFINITY, -INFINITY)
             # shrinking scatters the positions (as in run())
             self.Q.follow_positions()
         m = self.active_size
@@ -1241,6 +1341,36 @@ cdef class _SMO:
             self.freeze(freeze_positions[k])
         return 0
 
+    cdef double calculate_rho_nu(self, Py_ssize_t stop) noexcept nogil:
+        """Solver_NU::calculate_rho over positions < stop: r1 and r2, the
+        means of G over the free positive and negative samples (else the
+        midpoints of their intervals); sets r = (r1 + r2) / 2, returns
+        rho = (r1 - r2) / 2."""
+        cdef double ub1 = INFINITY, ub2 = INFINITY, lb1 = -INFINITY, lb2 = -INFINITY
+        cdef double sum_free1 = 0.0, sum_free2 = 0.0, r1, r2
+        cdef Py_ssize_t i, nr_free1 = 0, nr_free2 = 0
+        for i in range(stop):
+            if self.y[i] > 0:
+                if self.is_upper(i):
+                    lb1 = max(lb1, self.G[i])
+                elif self.is_lower(i):
+                    ub1 = min(ub1, self.G[i])
+                else:
+                    nr_free1 += 1
+                    sum_free1 += self.G[i]
+            else:
+                if self.is_upper(i):
+                    lb2 = max(lb2, self.G[i])
+                elif self.is_lower(i):
+                    ub2 = min(ub2, self.G[i])
+                else:
+                    nr_free2 += 1
+                    sum_free2 += self.G[i]
+        r1 = sum_free1 / nr_free1 if nr_free1 > 0 else (ub1 + lb1) / 2
+        r2 = sum_free2 / nr_free2 if nr_free2 > 0 else (ub2 + lb2) / 2
+        self.r = (r1 + r2) / 2
+        return (r1 - r2) / 2
+
     cdef double calculate_rho(self, Py_ssize_t stop) noexcept nogil:
         """svm.cpp calculate_rho over positions < stop: the mean of y_i G_i
         over free variables, else the midpoint of the interval the KKT
@@ -1299,7 +1429,7 @@ cdef long long STALL_MIN_ITERATIONS = 50_000
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
           double tol=1e-3, bint shrinking=True, max_iter=None, screen_callback=None,
           screen_every=0, gap_screening=0, gap_tau=None, gap_roundoff=None,
-          first_shrink=None):
+          first_shrink=None, bint nu=False):
     """Solve the box QP of this module's docstring.
 
     Parameters
@@ -1347,6 +1477,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         (``_SMO.count_violators``).  The result is the same to the
         tolerance, as shrinking only sets variables aside until the final
         check.
+    nu : bool
+        svm.cpp's Solver_NU, for LIBSVM's nu-SVC and nu-SVR: sum a_i over
+        each sign of y stays as in alpha0 (pairs never mix signs), with its
+        shrinking and its rho; ``result.r`` is its r.  Needs ``y``, LIBSVM
+        mode (Q rounded to float32) and neither screening nor fixed
+        variables.
 
     Returns
     -------
@@ -1373,6 +1509,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.work_gbar = 0
     if gap_screening and y is None:
         raise ValueError("gap_screening needs the equality (y)")
+    if nu and (y is None or not Q.round_float32 or gap_screening or fixed is not None
+               or screen_callback is not None):
+        raise ValueError("nu (Solver_NU) needs y and LIBSVM mode, without screening or "
+                         "fixed variables")
+    s.nu = nu
+    s.r = 0.0
     if gap_screening and (gap_tau is None or gap_roundoff is None):
         raise ValueError("gap_screening needs gap_tau and gap_roundoff "
                          "(screening.gap_rule_allowances)")
@@ -1460,9 +1602,13 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         # coef0 < 0 can exceed every K_ii)
         raise ValueError("kernel values overflow: some K(x_i, x_j) is not finite; "
                          "scale X down or lower gamma/degree/coef0")
-    rho = s.calculate_rho(s.l) if s.has_equality else None
+    if nu:
+        rho = s.calculate_rho_nu(s.l)
+    else:
+        rho = s.calculate_rho(s.l) if s.has_equality else None
     result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
                          float(s.violation))
+    result.r = float(s.r) if nu else None
     result.max_iter = int(s.max_iter)
     result.work_select = int(s.work_select)
     result.work_reconstruct = int(s.work_reconstruct)

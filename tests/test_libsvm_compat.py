@@ -271,6 +271,10 @@ MODEL_CASES = [
     ("heart_scale", None, "-s 2 -n 0.3 -b 1", 1e-4),
     ("letter.scale", 1500, "-s 3 -t 0 -p 0.5", 1e-3),
     ("letter.scale", 1500, "-s 2 -n 0.1 -g 0.5", 1e-3),
+    ("heart_scale", None, "-s 1 -n 0.4 -b 1", 1e-4),
+    ("heart_scale", None, "-s 4 -n 0.3 -c 2 -b 1", 1e-4),
+    # (no multi-class nu-SVC: libsvm's svm_predict gives it a one-slot buffer
+    # for its k(k-1)/2 decision values, and crashes)
 ]
 
 
@@ -297,7 +301,7 @@ def test_model_file_matches_libsvm_and_cross_loads(data_root, tmp_path, name, ro
     p3 = ours.svm_predict(y, X, ours_loads_lib, b + " -q")
     p4 = official.svm_predict(y, X, m_lib, b + " -q")
     for one, other in ((p1, p2), (p3, p4)):
-        if "-s 3" in options:     # predicted values, to round-off
+        if "-s 3" in options or "-s 4" in options:     # predicted values, to round-off
             np.testing.assert_allclose(one[0], other[0], rtol=1e-12, atol=1e-12)
         else:
             assert one[0] == other[0]
@@ -348,15 +352,20 @@ def test_svm_train_reproduces_libsvm_iterations(data_root, name, options):
 SINGLE_FUNCTION_CASES = [(name, options) for name in ("heart_scale", "australian_scale")
                          for options in ("-s 3 -p 0.1", "-s 3 -t 0 -c 0.5 -p 0.3",
                                          "-s 3 -h 0 -c 4", "-s 3 -t 1 -g 0.1 -r 1 -p 0.2",
-                                         "-s 2 -n 0.3", "-s 2 -n 0.05 -t 1", "-s 2 -n 0.5 -t 0")]
+                                         "-s 2 -n 0.3", "-s 2 -n 0.05 -t 1", "-s 2 -n 0.5 -t 0",
+                                         "-s 1 -n 0.5", "-s 1 -n 0.2 -t 0", "-s 1 -n 0.7 -h 0",
+                                         "-s 1 -n 0.3 -t 1 -g 0.1 -r 1", "-s 4 -n 0.5",
+                                         "-s 4 -n 0.2 -c 3 -t 1", "-s 4 -n 0.8 -t 0 -h 0")]
 
 
 @pytest.mark.parametrize("name, options", SINGLE_FUNCTION_CASES,
                          ids=[f"{a}-{b}" for a, b in SINGLE_FUNCTION_CASES])
-def test_epsilon_svr_and_one_class_reproduce_libsvm(data_root, name, options):
+def test_other_svm_types_reproduce_libsvm(data_root, name, options):
     """epsilon-SVR (2l variables, SVR_Q's Q = s s' K over the doubled rows,
-    p -+ y) and one-class (LIBSVM's start: floor(nu l) variables at 1, one at
-    the remainder) with LIBSVM's float-rounded Q: the same support vectors,
+    p -+ y), one-class (LIBSVM's start: floor(nu l) variables at 1, one at
+    the remainder), nu-SVC and nu-SVR (Solver_NU: pairs within a sign, its
+    shrinking and its rho and r; the C-SVC at C = 1/r, and the tube width
+    -r) with LIBSVM's float-rounded Q: the same support vectors,
     coefficients and rho to round-off, and the same predictions."""
     y, X = problem(name, data_root)
     m_lib, m_ours = both_train(y, X, options)
@@ -364,8 +373,11 @@ def test_epsilon_svr_and_one_class_reproduce_libsvm(data_root, name, options):
     np.testing.assert_allclose(m_ours.get_sv_coef(), m_lib.get_sv_coef(), rtol=0, atol=1e-9)
     assert abs(m_ours.rho[0] - m_lib.rho[0]) <= 1e-9 * max(1.0, abs(m_lib.rho[0]))
     p_lib, p_ours = both_predict(y, X, m_lib, m_ours)
-    np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(p_ours[1], p_lib[1], rtol=1e-9, atol=1e-9)
+    # round-off of the sums (ours by BLAS), relative to the largest value:
+    # nu-SVC's coefficients are alpha / r, up to 20 on heart_scale, linear
+    scale = max(1.0, float(np.max(np.abs(p_lib[2]))))
+    np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-9, atol=1e-9 * scale)
+    np.testing.assert_allclose(p_ours[1], p_lib[1], rtol=1e-9, atol=1e-9 * scale)
 
 
 def test_one_class_with_nu_1_has_a_finite_rho(data_root):
@@ -400,7 +412,8 @@ def test_epsilon_svr_and_one_class_probability_and_cross_validation(data_root, c
     assert p_ours[0] == p_lib[0]
     np.testing.assert_allclose(p_ours[2], p_lib[2], atol=1e-12)
     capsys.readouterr()
-    for options in ("-s 3 -v 5 -p 0.2", "-s 2 -v 4 -n 0.2"):
+    for options in ("-s 3 -v 5 -p 0.2", "-s 2 -v 4 -n 0.2", "-s 1 -v 5 -n 0.3",
+                    "-s 4 -v 3 -n 0.4"):
         reseed()
         lib = official.svm_train(y, X, options + " -q")
         lib_out = capsys.readouterr().out
@@ -409,7 +422,8 @@ def test_epsilon_svr_and_one_class_probability_and_cross_validation(data_root, c
         assert capsys.readouterr().out == lib_out
 
 
-@pytest.mark.parametrize("options", ["-c 4", "-t 0 -c 4", "-t 1 -d 2 -c 10"])
+@pytest.mark.parametrize("options", ["-c 4", "-t 0 -c 4", "-t 1 -d 2 -c 10", "-s 1 -n 0.05",
+                                     "-s 1 -n 0.1 -t 0"])
 def test_svm_train_reproduces_libsvm_on_dense_multiclass(data_root, options):
     """Dense rows (letter: 16 features, all present), 325 pairwise problems:
     the kernel sums each dot product over the nonzeros in index order and
@@ -428,7 +442,8 @@ def test_svm_train_reproduces_libsvm_on_dense_multiclass(data_root, options):
     ("heart_scale", None, ""), ("heart_scale", None, "-b 1 -t 0"),
     ("heart_scale", None, "-h 0 -t 0 -c 10"), ("letter.scale", 600, "-t 0 -c 4"),
     ("german.numer_scale", None, "-t 0 -c 10"), ("heart_scale", None, "-s 3 -c 2 -b 1"),
-    ("heart_scale", None, "-s 2 -n 0.3 -b 1")])
+    ("heart_scale", None, "-s 2 -n 0.3 -b 1"), ("heart_scale", None, "-s 1 -n 0.4 -b 1"),
+    ("heart_scale", None, "-s 4 -n 0.3 -b 1"), ("letter.scale", 600, "-s 1 -n 0.05")])
 def test_svm_train_prints_what_libsvm_prints(data_root, capfd, name, rows, options):
     """Progress marks ('.' per min(l, 1000) iterations, '*' per gradient
     rebuild, "WARNING: using -h 0 may be faster"), #iter, obj and rho: the
@@ -490,7 +505,7 @@ def conftest_dump(path, rows, y):
 
 def test_models_of_other_svm_types_load_and_predict(data_root, tmp_path):
     """nu-SVC, one-class, epsilon-SVR and nu-SVR models written by LIBSVM
-    (svmscreen trains only the second and third of them) load, predict as libsvm's C code and
+    load, predict as libsvm's C code and
     save back byte for byte; multi-class nu-SVC gives every pair's value
     (libsvm's binding crashes there)."""
     y, X = problem("letter.scale", data_root, 400)
@@ -523,13 +538,22 @@ def test_models_of_other_svm_types_load_and_predict(data_root, tmp_path):
             np.testing.assert_allclose(q_ours[2], q_lib[2], atol=1e-10)
 
 
-def test_nu_svc_crash_not_copied(data_root, capsys):
+def test_infeasible_nu_is_libsvm_error(data_root):
+    """svm_check_parameter's nu-SVC test over every pair of classes:
+    nu (n1 + n2) / 2 <= min(n1, n2)."""
     y, X = problem("letter.scale", data_root, 300)
-    with pytest.raises(ValueError, match="not supported yet"):
-        ours.svm_train(y, X, "-s 1")
-    for svm_type in "14":
-        with pytest.raises(ValueError, match=f"svm_type {svm_type} .*not supported yet"):
-            ours.svm_train(y, X, f"-s {svm_type} -q")
+    counts = np.unique(y, return_counts=True)[1]
+    # the largest feasible nu of the most unbalanced pair, and just above it
+    limit = min(2 * min(a, b) / (a + b) for i, a in enumerate(counts) for b in counts[i + 1:])
+    for nu, feasible in ((limit, True), (limit * 1.01, False)):
+        options = f"-s 1 -n {float(nu)!r} -q"
+        if feasible:
+            m_lib, m_ours = both_train(y, X, options)
+            assert m_ours.get_sv_indices() == m_lib.get_sv_indices()
+        else:
+            for library in (official, ours):
+                with pytest.raises(ValueError, match="specified nu is infeasible"):
+                    library.svm_train(y, X, options)
 
 
 # ============================================================ probability
@@ -919,9 +943,8 @@ def test_train_command_cross_validation_and_errors(data_root, tmp_path, monkeypa
     assert re.fullmatch(r"Cross Validation Accuracy = [0-9.]+%\n", out)
     assert not os.listdir(tmp_path)                      # no model under -v
 
-    assert commands.train_main(["-s", "1", heart]) == 1
-    err = capsys.readouterr().err
-    assert "not supported yet" in err and "nu-SVC" in err
+    assert commands.train_main(["-s", "1", "-n", "0.99", heart]) == 1
+    assert "Error: specified nu is infeasible" in capsys.readouterr().err
     assert commands.train_main(["-z", "1", heart]) == 1
     captured = capsys.readouterr()
     assert "Unknown option: -z" in captured.err and "Usage:" in captured.out
@@ -1120,6 +1143,39 @@ def test_random_problems_round_trip_and_match_libsvm(tmp_path_factory, seed, n_c
     np.testing.assert_allclose(q_ours[2], q_lib[2], rtol=1e-9, atol=1e-9)
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2 ** 16), svm_type=st.sampled_from(["1", "4"]),
+       nu=st.floats(0.02, 1.0), shrinking=st.booleans(),
+       kernel=st.sampled_from(["-t 0", "-t 1 -g 0.5 -r 1 -d 2", "-t 2 -g 0.7", "-t 2 -g 3"]))
+def test_random_nu_problems_match_libsvm(seed, svm_type, nu, shrinking, kernel):
+    """Solver_NU on random problems, nu-SVC (two classes, unbalanced) and
+    nu-SVR: LIBSVM's support vectors, coefficients and rho to round-off, or
+    its error where nu is infeasible."""
+    rng = np.random.default_rng(seed)
+    n = 50
+    X = sp.random(n, 6, density=0.6, random_state=seed, format="csr")
+    X.data = np.round(X.data * 4 - 2, 3)
+    target = X @ rng.normal(size=6) + 0.3 * rng.normal(size=n)
+    if svm_type == "1":
+        y = np.where(target > np.quantile(target, 0.3), 1.0, -1.0)
+    else:
+        y = np.round(target, 3)
+    options = f"-s {svm_type} -n {nu!r} -h {int(shrinking)} {kernel} -e 1e-6 -q"
+    try:
+        m_lib = official.svm_train(y, X, options)
+    except ValueError as error:
+        assert "specified nu is infeasible" in str(error)
+        with pytest.raises(ValueError, match="specified nu is infeasible"):
+            ours.svm_train(y, X, options)
+        return
+    m_ours = ours.svm_train(y, X, options)
+    assert m_ours.get_sv_indices() == m_lib.get_sv_indices()
+    coef = np.asarray(m_lib.get_sv_coef())
+    scale = max(1.0, float(np.max(np.abs(coef)))) if coef.size else 1.0
+    np.testing.assert_allclose(m_ours.get_sv_coef(), coef, rtol=0, atol=1e-9 * scale)
+    assert abs(m_ours.rho[0] - m_lib.rho[0]) <= 1e-9 * max(scale, abs(m_lib.rho[0]))
+
+
 def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
     import subprocess
     import sys
@@ -1137,8 +1193,8 @@ def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
     assert done.returncode == 0 and done.stdout.startswith("Accuracy = ")
     done = tool("scale_main", "-l", "0", heart)
     assert done.returncode == 0 and done.stdout.count("\n") == 270
-    done = tool("train_main", "-s", "4", heart)
-    assert done.returncode == 1 and "not supported yet" in done.stderr
+    done = tool("train_main", "-s", "4", "-n", "1.5", heart)
+    assert done.returncode == 1 and "nu <= 0 or nu > 1" in done.stderr
     done = tool("train_main", "-s", "3", "-q", heart, "svr.model")
     assert done.returncode == 0
     done = tool("predict_main", heart, "svr.model", "out")

@@ -10,7 +10,7 @@ stderr), so that ``sys.exit(train_main())`` is the console script.
 Deliberate differences: malformed input names the file and line and never
 leaves a partial output file (outputs are written to a temporary file and
 renamed); option values must parse (C's ``atoi``/``atof`` read garbage as
-0); ``-s 1..4`` stop with "not supported yet".
+0).
 """
 import os
 import sys
@@ -34,10 +34,10 @@ Usage: svmscreen-train [options] training_set_file [model_file]
 options:
 -s svm_type : set type of SVM (default 0)
 	0 -- C-SVC		(multi-class classification)
-	1 -- nu-SVC		(multi-class classification; not supported yet)
-	2 -- one-class SVM	(not supported yet)
-	3 -- epsilon-SVR	(regression; not supported yet)
-	4 -- nu-SVR		(regression; not supported yet)
+	1 -- nu-SVC		(multi-class classification)
+	2 -- one-class SVM
+	3 -- epsilon-SVR	(regression)
+	4 -- nu-SVR		(regression)
 -t kernel_type : set type of kernel function (default 2)
 	0 -- linear: u'*v
 	1 -- polynomial: (gamma*u'*v + coef0)^degree

@@ -1,5 +1,6 @@
-"""LIBSVM's multi-class C-SVC, epsilon-SVR, one-class, probability
-estimates and cross-validation, on svmscreen's kernels and its one solver.
+"""LIBSVM's multi-class C-SVC and nu-SVC, one-class, epsilon-SVR and
+nu-SVR, probability estimates and cross-validation, on svmscreen's kernels
+and its one solver.
 
 What this reproduces from ``svm.cpp`` (LIBSVM 3.37):
 
@@ -20,11 +21,10 @@ What this reproduces from ``svm.cpp`` (LIBSVM 3.37):
   the label of the largest probability).
 * ``svm_cross_validation``: stratified folds for classification.
 
-Also ``solve_epsilon_svr`` (SVR_Q over the doubled rows) and
-``solve_one_class`` with their -b 1 models (``svm_svr_probability``,
-``svm_one_class_probability``).  nu-SVC and nu-SVR are not trained
-(``svm.check_parameter`` refuses them: they need svm.cpp's Solver_NU);
-models of every type read from files are predicted.  The random shuffles draw from
+Also ``solve_nu_svc`` and ``solve_nu_svr`` (the solver's ``nu`` mode,
+svm.cpp's Solver_NU), ``solve_epsilon_svr`` (SVR_Q over the doubled rows)
+and ``solve_one_class``, with their -b 1 models (``svm_svr_probability``,
+``svm_one_class_probability``).  The random shuffles draw from
 ``_rand.default_generator`` (glibc's ``rand()`` after ``srand(1)``), so
 fold assignments and probability models match LIBSVM's.
 
@@ -163,19 +163,19 @@ class TrainingRows:
         return out
 
 
-def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info):
+def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info, nu=False):
     """``Solver::Solve`` on the rows ``rows[idx]`` (an index may repeat:
     epsilon-SVR's 2l variables) with Q_ij = sign_i sign_j K_ij, linear term
     p, start alpha0 and upper bounds hi, in LIBSVM's arithmetic (dot
     products summed in index order, Q rounded to float as its cache does,
     svm.cpp's pair step), so that a script gets LIBSVM's iterations and
-    model, not one within eps of it.  Prints the solver's marks; returns
-    the ``SolveResult``."""
+    model, not one within eps of it.  ``nu``: Solver_NU (nu-SVC, nu-SVR).
+    Prints the solver's marks; returns the ``SolveResult``."""
     kernel = Kernel(rows.take(idx), rows.kernel, rows.gamma, rows.coef0, rows.degree,
                     in_order=True)
     Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True)
     result = solve(Q, p, np.zeros(idx.shape[0]), hi, alpha0, y=sign, tol=float(param.eps),
-                   shrinking=bool(param.shrinking))
+                   shrinking=bool(param.shrinking), nu=nu)
     if info is not None:
         # svm.cpp's marks, in its order: '.' per min(l, 1000) iterations,
         # '*' per gradient rebuild, and its warning when few variables are free
@@ -187,28 +187,55 @@ def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info):
     return result
 
 
-def _report(info, result, nu, coef, at_bound):
-    """``svm_train_one``'s lines after the solver's (the solve_* function's
-    nu first, where it prints one)."""
+def _report(info, objective, rho, first_line, coef, at_bound):
+    """``svm_train_one``'s lines after the solver's (``first_line``: the
+    solve_* function's own, if it prints one)."""
     if info is None:
         return
-    if nu is not None:
-        info("nu = %f\n" % nu)
-    info("obj = %f, rho = %f\n" % (result.objective, result.rho))
+    if first_line is not None:
+        info(first_line)
+    info("obj = %f, rho = %f\n" % (objective, rho))
     info("nSV = %d, nBSV = %d\n" % (np.count_nonzero(coef != 0),
                                     np.count_nonzero((coef != 0) & at_bound)))
 
 
 def solve_pair(rows, idx, sign, Cp, Cn, param, info):
     """``svm_train_one`` for C-SVC: the binary problem on ``rows[idx]`` with
-    labels ``sign`` (+1/-1), bounds Cp/Cn.  Returns (y_i alpha_i, rho) and
-    prints LIBSVM's messages."""
+    labels ``sign`` (+1/-1), bounds Cp/Cn; for nu-SVC, ``solve_nu_svc``
+    (which has no Cp, Cn).  Returns (y_i alpha_i, rho) and prints LIBSVM's
+    messages."""
+    if param.svm_type == NU_SVC:
+        return solve_nu_svc(rows, idx, sign, param, info)
     n = idx.shape[0]
     hi = np.where(sign > 0, Cp, Cn)
     result = _libsvm_solve(rows, idx, sign, -np.ones(n), np.zeros(n), hi, param, info)
     alpha = result.alpha
-    _report(info, result, alpha.sum() / (Cp * n) if Cp == Cn else None, alpha, alpha >= hi)
+    _report(info, result.objective, result.rho,
+            "nu = %f\n" % (alpha.sum() / (Cp * n)) if Cp == Cn else None, alpha, alpha >= hi)
     return alpha * sign, float(result.rho)
+
+
+def solve_nu_svc(rows, idx, sign, param, info):
+    """``solve_nu_svc`` and ``svm_train_one``: min 1/2 a'Qa, 0 <= a <= 1,
+    sum a = nu l / 2 over each class, from LIBSVM's start (each class's
+    first samples at 1 until nu l / 2 is spent); then scaled by 1/r, so
+    that it is the C-SVC solution at C = 1/r.  Returns (y_i alpha_i, rho)."""
+    n = idx.shape[0]
+    alpha0 = np.zeros(n)
+    remaining = {1.0: param.nu * n / 2, -1.0: param.nu * n / 2}
+    for i in range(n):
+        alpha0[i] = min(1.0, remaining[sign[i]])
+        remaining[sign[i]] -= alpha0[i]
+    result = _libsvm_solve(rows, idx, sign, np.zeros(n), alpha0, np.ones(n), param, info,
+                           nu=True)
+    r = result.r
+    info("C = %f\n" % (1 / r))
+    # svm.cpp's operations, in its order: alpha_i *= y_i / r, rho /= r,
+    # obj /= r^2, and the bound 1/r of nBSV
+    coef = result.alpha * (sign / r)
+    _report(info, result.objective / (r * r), result.rho / r, None, coef,
+            np.abs(coef) >= 1 / r)
+    return coef, float(result.rho / r)
 
 
 def solve_epsilon_svr(rows, y, param, info):
@@ -224,7 +251,32 @@ def solve_epsilon_svr(rows, y, param, info):
     result = _libsvm_solve(rows, idx, sign, p, np.zeros(2 * l), np.full(2 * l, C), param,
                            info)
     coef = result.alpha[:l] - result.alpha[l:]
-    _report(info, result, np.abs(coef).sum() / (C * l), coef, np.abs(coef) >= C)
+    _report(info, result.objective, result.rho, "nu = %f\n" % (np.abs(coef).sum() / (C * l)),
+            coef, np.abs(coef) >= C)
+    return coef, float(result.rho)
+
+
+def solve_nu_svr(rows, y, param, info):
+    """``solve_nu_svr`` and ``svm_train_one``: epsilon-SVR's 2l-variable
+    dual (``solve_epsilon_svr``) with the tube width a variable: linear
+    term -y, y, and sum (a + a*) = C nu l by Solver_NU, from LIBSVM's
+    start (a_i = a*_i = C until C nu l / 2 is spent).  Prints the tube
+    width -r as epsilon.  Returns (a - a*, rho)."""
+    l = y.shape[0]
+    C = float(param.C)
+    start = np.zeros(l)
+    remaining = C * param.nu * l / 2
+    for i in range(l):
+        start[i] = min(remaining, C)
+        remaining -= start[i]
+    idx = np.concatenate([np.arange(l), np.arange(l)])
+    sign = np.concatenate([np.ones(l), -np.ones(l)])
+    result = _libsvm_solve(rows, idx, sign, np.concatenate([-y, y]),
+                           np.concatenate([start, start]), np.full(2 * l, C), param, info,
+                           nu=True)
+    info("epsilon = %f\n" % -result.r)
+    coef = result.alpha[:l] - result.alpha[l:]
+    _report(info, result.objective, result.rho, None, coef, np.abs(coef) >= C)
     return coef, float(result.rho)
 
 
@@ -239,14 +291,13 @@ def solve_one_class(rows, l, param, info):
         alpha0[n] = param.nu * l - n
     result = _libsvm_solve(rows, np.arange(l), np.ones(l), np.zeros(l), alpha0, np.ones(l),
                            param, info)
-    _report(info, result, None, result.alpha, result.alpha >= 1.0)
+    _report(info, result.objective, result.rho, None, result.alpha, result.alpha >= 1.0)
     return result.alpha, float(result.rho)
 
 
 # ---------------------------------------------------------------- training
 def train(prob, param, info=print_stdout, rng=None):
-    """``svm_train`` for C-SVC, epsilon-SVR and one-class: an ``svm_model``
-    from an ``svm_problem``.
+    """``svm_train``: an ``svm_model`` from an ``svm_problem``.
 
     Parameters
     ----------
@@ -261,7 +312,7 @@ def train(prob, param, info=print_stdout, rng=None):
     if info is None:
         info = _silent
     rng = default_generator if rng is None else rng
-    if param.svm_type in (EPSILON_SVR, ONE_CLASS):
+    if param.svm_type in (EPSILON_SVR, NU_SVR, ONE_CLASS):
         return _train_single(prob, param, info, rng)
     label, start, count, perm = group_classes(prob.y)
     k = label.size
@@ -328,16 +379,17 @@ def train(prob, param, info=print_stdout, rng=None):
 
 def _train_single(prob, param, info, rng):
     """``svm_train``'s branch for one decision function (epsilon-SVR,
-    one-class): SVs in sample order, ``sv_coef`` of shape (1, l); with -b 1,
-    the Laplace scale of epsilon-SVR's residuals (``svr_probability``) or
+    nu-SVR, one-class): SVs in sample order, ``sv_coef`` of shape (1, l); with -b 1,
+    the Laplace scale of the SVR's residuals (``svr_probability``) or
     one-class's density marks (``one_class_probability_marks``), each after
     the model's own solve, in svm.cpp's order of messages."""
     model = svm_model()          # label, nSV and the probability fields start as None
     model.param = param.copy()
     model.nr_class = 2
     rows = TrainingRows(prob.X, param)
-    if param.svm_type == EPSILON_SVR:
-        coef, rho = solve_epsilon_svr(rows, np.asarray(prob.y, dtype=np.float64), param, info)
+    if param.svm_type in (EPSILON_SVR, NU_SVR):
+        solver = solve_epsilon_svr if param.svm_type == EPSILON_SVR else solve_nu_svr
+        coef, rho = solver(rows, np.asarray(prob.y, dtype=np.float64), param, info)
         if param.probability:
             model.probA = np.array([svr_probability(prob, param, info, rng)])
     else:

@@ -47,9 +47,6 @@ SVM_TYPE_TABLE = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPE_TABLE = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 # The kernel names of svmscreen._kernels, by LIBSVM code.
 KERNEL_CODE_NAMES = ("linear", "poly", "rbf", "sigmoid", "precomputed")
-SVM_TYPE_LONG_NAMES = ("C-SVC", "nu-SVC", "one-class SVM", "epsilon-SVR", "nu-SVR")
-# The svm types svmscreen can train.
-TRAINABLE_TYPES = (C_SVC, EPSILON_SVR, ONE_CLASS)
 
 
 def print_null(s):
@@ -214,11 +211,14 @@ def check_parameter(prob, param):
     for label, weight in zip(param.weight_label, param.weight):
         if not np.isfinite(weight) or weight < 0:
             return f"weight of class {label} must be a finite number >= 0"
-    if svm_type not in TRAINABLE_TYPES:
-        return (f"svm_type {svm_type} ({SVM_TYPE_LONG_NAMES[svm_type]}) is not supported "
-                "yet by svmscreen: -s 0 (C-SVC), -s 2 (one-class) and -s 3 "
-                "(epsilon-SVR) can be trained (models of every "
-                "type can be loaded and used for prediction)")
+    if svm_type == NU_SVC:
+        # every pair of classes (labels cast with (int), as svm.cpp)
+        _, counts = np.unique(np.trunc(np.asarray(prob.y, dtype=np.float64)),
+                              return_counts=True)
+        for i, n1 in enumerate(counts):
+            for n2 in counts[i + 1:]:
+                if param.nu * (n1 + n2) / 2 > min(n1, n2):
+                    return "specified nu is infeasible"
     return None
 
 

@@ -9,9 +9,6 @@ printed messages.
 
 Differences from libsvm's binding, all deliberate:
 
-* C-SVC (``-s 0``), one-class (``-s 2``) and epsilon-SVR (``-s 3``) train;
-  nu-SVC and nu-SVR (``-s 1``, ``-s 4``) raise a clear ``ValueError``
-  (models of every type load and predict);
 * one-class with nu = 1 (every alpha at its bound) gets the finite end of
   rho's interval, where LIBSVM writes ``rho inf``;
 * malformed model files raise ``ValueError`` naming the line (libsvm
@@ -84,8 +81,10 @@ def svm_train(arg1, arg2=None, arg3=None):
     options:
         -s svm_type : set type of SVM (default 0)
             0 -- C-SVC        (multi-class classification)
-            1 -- nu-SVC, 2 -- one-class SVM, 3 -- epsilon-SVR, 4 -- nu-SVR:
-                 not supported yet by svmscreen (a ValueError says so)
+            1 -- nu-SVC       (multi-class classification)
+            2 -- one-class SVM
+            3 -- epsilon-SVR  (regression)
+            4 -- nu-SVR       (regression)
         -t kernel_type : set type of kernel function (default 2)
             0 -- linear: u'*v
             1 -- polynomial: (gamma*u'*v + coef0)^degree
@@ -95,8 +94,9 @@ def svm_train(arg1, arg2=None, arg3=None):
         -d degree : set degree in kernel function (default 3)
         -g gamma : set gamma in kernel function (default 1/num_features)
         -r coef0 : set coef0 in kernel function (default 0)
-        -c cost : set the parameter C of C-SVC (default 1)
-        -n nu, -p epsilon : parameters of the types not supported yet
+        -c cost : set the parameter C of C-SVC, epsilon-SVR, and nu-SVR (default 1)
+        -n nu : set the parameter nu of nu-SVC, one-class SVM, and nu-SVR (default 0.5)
+        -p epsilon : set the epsilon in loss function of epsilon-SVR (default 0.1)
         -m cachesize : set cache memory size in MB (default 100)
         -e epsilon : set tolerance of termination criterion (default 0.001)
         -h shrinking : whether to use the shrinking heuristics, 0 or 1 (default 1)
