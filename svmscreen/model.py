@@ -19,6 +19,18 @@ from svmscreen.objective import gap_of
 __all__ = ["BinaryModel", "fit_binary", "ConvergenceWarning"]
 
 
+def check_prediction_rows(X, kernel, n_features):
+    """The rows of a decision_function, checked: ``n_features`` columns, or
+    for a precomputed kernel, one kernel value per training sample."""
+    if kernel == "precomputed":
+        return check_precomputed(X, "X", n_train=n_features)
+    X = check_X(X, "X")
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but the model was "
+                         f"trained with {n_features}")
+    return X
+
+
 class BinaryModel:
     """A trained binary SVM: f(x) = sum_j dual_coef_j K(sv_j, x) + intercept.
 
@@ -85,15 +97,8 @@ class BinaryModel:
     def decision_function(self, X):
         """f(x) for each row of X (dense or CSR; for a precomputed kernel,
         the kernel values against every training sample)."""
-        if self.kernel == "precomputed":
-            X = check_precomputed(X, "X", n_train=self.n_features_in_)
-            B = self.support_
-        else:
-            X = check_X(X, "X")
-            if X.shape[1] != self.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, but the model was "
-                                 f"trained with {self.n_features_in_}")
-            B = self.support_vectors_
+        X = check_prediction_rows(X, self.kernel, self.n_features_in_)
+        B = self.support_ if self.kernel == "precomputed" else self.support_vectors_
         out = np.full(X.shape[0], self.intercept_, dtype=np.float64)
         if self.support_.size == 0:
             return out

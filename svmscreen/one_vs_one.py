@@ -11,8 +11,8 @@ any C (``OneVsOneModel``).
 import numpy as np
 
 from svmscreen._kernels import cross_kernel
-from svmscreen._validation import check_precomputed, check_X
 from svmscreen.libsvm.model import class_pairs
+from svmscreen.model import check_prediction_rows
 from svmscreen.path import (PathResult, _parallel, _sequential, kernel_blocks,
                             path_coefficients, subset_path)
 
@@ -74,15 +74,10 @@ class OneVsOneModel:
         Each kernel value between a row of X and a support vector is
         computed once for all pairs."""
         first = self.models[0]
-        if first.kernel == "precomputed":
-            X = check_precomputed(X, "X", n_train=self.n_train)
-            B = self.support_
-        else:
-            X = check_X(X, "X")
-            if X.shape[1] != first.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, but the model was "
-                                 f"trained with {first.n_features_in_}")
-            B = self.support_vectors_
+        precomputed = first.kernel == "precomputed"
+        X = check_prediction_rows(X, first.kernel,
+                                  self.n_train if precomputed else first.n_features_in_)
+        B = self.support_ if precomputed else self.support_vectors_
         dec = np.tile([m.intercept_ for m in self.models], (X.shape[0], 1))
         if self.support_.size:
             for start, stop, K in cross_kernel(X, B, first.kernel, first.gamma, first.coef0,
