@@ -19,10 +19,21 @@ cdef class QMatrix:
     cdef readonly long long kernel_evals   # kernel values computed so far (diagnostic)
     cdef readonly bint round_float32       # entries rounded as LIBSVM's Qfloat cache
     cdef readonly double cache_mb          # the cache budget (MB)
+    # Variables sharing kernel rows (``rows``: SVR's 2l variables on l rows):
+    # the kernel row of each position, and fill_column's scratch, which
+    # computes each row's value once a column
+    cdef bint twins
+    cdef Py_ssize_t[::1] kernel_row
+    cdef long long[::1] stamp
+    cdef Py_ssize_t[::1] slot, unique_rows
+    cdef double[::1] row_values
+    cdef long long epoch
 
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil
     cdef void fill_column(self, Py_ssize_t i, Py_ssize_t start, Py_ssize_t stop,
                           double* out) noexcept nogil
+    cdef void fill_twins(self, Py_ssize_t i, Py_ssize_t start, Py_ssize_t stop,
+                         double* out) noexcept nogil
     cdef bint reads_copy(self) noexcept nogil
     cdef void swap_index(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef void swap_positions(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil

@@ -97,17 +97,35 @@ cdef class QMatrix:
         there and here).  The solver then takes LIBSVM's iterations
         (docs/madelon_linear.md: where round-off decides where an
         iteration-capped solve ends).  The cache still holds doubles.
+    rows : int ndarray or None
+        The kernel row of each variable when variables share rows (SVR's
+        2l variables on the l samples, as svm.cpp's SVR_Q): a column then
+        computes each row's kernel value once.  None: variable i is row i.
 
     One QMatrix can serve many solves (a path, CCCP steps): its cache and
     its position order carry over from one solve to the next.
     """
 
     def __init__(self, Kernel kernel, sign=None, double cache_size=100.0,
-                 bint round_float32=False):
+                 bint round_float32=False, rows=None):
         self.kernel = kernel
         self.round_float32 = round_float32
         self.cache_mb = cache_size
-        self.n = kernel.n_samples
+        self.twins = rows is not None
+        if self.twins:
+            self.kernel_row = np.array(rows, dtype=np.intp)
+            if self.kernel_row.ndim != 1 or not np.all(
+                    (np.asarray(self.kernel_row) >= 0)
+                    & (np.asarray(self.kernel_row) < kernel.n_samples)):
+                raise ValueError(f"rows must index the kernel's {kernel.n_samples} rows")
+            self.n = self.kernel_row.shape[0]
+            self.stamp = np.zeros(kernel.n_samples, dtype=np.int64)
+            self.slot = np.empty(kernel.n_samples, dtype=np.intp)
+            self.unique_rows = np.empty(kernel.n_samples, dtype=np.intp)
+            self.row_values = np.empty(kernel.n_samples)
+            self.epoch = 0
+        else:
+            self.n = kernel.n_samples
         self.cache = ColumnCache(self.n, cache_size)
         self.perm = np.arange(self.n, dtype=np.intp)
         self.where = np.empty(self.n, dtype=np.intp)
@@ -116,6 +134,8 @@ cdef class QMatrix:
         else:
             self.sign = np.array(sign, dtype=np.float64)
         self.QD = kernel.diagonal()   # s_i^2 = 1
+        if self.twins:
+            self.QD = np.asarray(self.QD)[np.asarray(self.kernel_row)]
         if not np.all(np.isfinite(self.QD)):
             i = int(np.flatnonzero(~np.isfinite(np.asarray(self.QD)))[0])
             raise ValueError(f"kernel values overflow: K(x_{i}, x_{i}) is not finite; "
@@ -140,10 +160,12 @@ cdef class QMatrix:
         segment of a column that the cache should not hold."""
         cdef Py_ssize_t k
         cdef double s_i = self.sign[i]
-        self.kernel_evals += stop - start
-        if self.reads_copy():
+        if self.twins:
+            self.fill_twins(i, start, stop, out)
+        elif self.reads_copy():
             self.kernel.column_rows(self.perm[i], &self.row_at[start], stop - start, out)
         else:
+            self.kernel_evals += stop - start
             self.kernel.column(self.perm[i], &self.perm[start], stop - start, out)
         if self.round_float32:
             for k in range(start, stop):
@@ -151,6 +173,25 @@ cdef class QMatrix:
         else:
             for k in range(start, stop):
                 out[k - start] *= s_i * self.sign[k]
+
+    cdef void fill_twins(self, Py_ssize_t i, Py_ssize_t start, Py_ssize_t stop,
+                         double* out) noexcept nogil:
+        """fill_column's kernel values with shared rows: each distinct row
+        of positions start..stop-1 once, then copied to its positions (the
+        same values, computed once: SVR_Q's one kernel row for both signs)."""
+        cdef Py_ssize_t t, r, m = 0
+        self.epoch += 1
+        for t in range(start, stop):
+            r = self.kernel_row[t]
+            if self.stamp[r] != self.epoch:
+                self.stamp[r] = self.epoch
+                self.slot[r] = m
+                self.unique_rows[m] = r
+                m += 1
+        self.kernel_evals += m
+        self.kernel.column(self.kernel_row[i], &self.unique_rows[0], m, &self.row_values[0])
+        for t in range(start, stop):
+            out[t - start] = self.row_values[self.slot[self.kernel_row[t]]]
 
     cdef inline bint reads_copy(self) noexcept nogil:
         """Columns come from the kernel's ordered copy through ``row_at``:
@@ -165,6 +206,8 @@ cdef class QMatrix:
         """swap_index without the kernel cache (a caller that batches the
         cache's swaps: ColumnCache.swap_many)."""
         self.perm[i], self.perm[j] = self.perm[j], self.perm[i]
+        if self.twins:
+            self.kernel_row[i], self.kernel_row[j] = self.kernel_row[j], self.kernel_row[i]
         if self.use_rows:
             self.row_at[i], self.row_at[j] = self.row_at[j], self.row_at[i]
         self.sign[i], self.sign[j] = self.sign[j], self.sign[i]
@@ -181,7 +224,7 @@ cdef class QMatrix:
         in sample order.  Returns whether a copy was made."""
         cdef Py_ssize_t t, moved = 0
         cdef bint current = self.reads_copy()
-        if self.n < ORDER_MIN_SAMPLES or not self.kernel.sparse:
+        if self.n < ORDER_MIN_SAMPLES or not self.kernel.sparse or self.twins:
             return False
         for t in range(self.n):
             moved += (self.row_at[t] != t) if current else (self.perm[t] != t)

@@ -788,6 +788,38 @@ def test_qmatrix_reused_across_solves():
         previous = warm.alpha
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("round_float32", [False, True])
+@pytest.mark.parametrize("cache_mb", [0.05, 10.0])
+def test_shared_kernel_rows_equal_repeated_rows(sparse, round_float32, cache_mb):
+    """A QMatrix whose variables share kernel rows (``rows``: epsilon-SVR's
+    2l variables on l samples) solves exactly as one over the rows repeated:
+    the same iterations and solution, bit for bit, with shrinking's swaps
+    and a cache too small for every column."""
+    X, _ = real_data("heart_scale", None)
+    X = check_X(X if sparse else X.toarray())
+    l = X.shape[0]
+    y = np.random.default_rng(3).normal(size=l)
+    idx = np.r_[np.arange(l), np.arange(l)]
+    sign = np.r_[np.ones(l), -np.ones(l)]
+    p = np.r_[0.1 - y, 0.1 + y]
+    args = (p, np.zeros(2 * l), np.full(2 * l, 2.0), np.zeros(2 * l))
+    gamma = 1.0 / X.shape[1]
+    repeated = QMatrix(Kernel(X[idx], "rbf", gamma, 0.0, 3), sign, cache_mb,
+                       round_float32=round_float32)
+    shared = QMatrix(Kernel(X, "rbf", gamma, 0.0, 3), sign, cache_mb,
+                     round_float32=round_float32, rows=idx)
+    first = solve(repeated, *args, y=sign, tol=1e-6)
+    second = solve(shared, *args, y=sign, tol=1e-6)
+    assert second.n_iter == first.n_iter
+    np.testing.assert_array_equal(second.alpha, first.alpha)
+    assert second.rho == first.rho
+    # each kernel value once a column where both signs of a sample are in it
+    assert shared.kernel_evals < repeated.kernel_evals
+    with pytest.raises(ValueError, match="rows must index"):
+        QMatrix(Kernel(X, "rbf", gamma, 0.0, 3), sign, rows=idx + 1)
+
+
 # ====================================================== inputs untouched
 @pytest.mark.parametrize("which", ["dense", "csr", "csr-int64", "csr-readonly"])
 def test_inputs_never_modified(which):

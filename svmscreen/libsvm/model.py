@@ -171,9 +171,14 @@ def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info, nu=False):
     svm.cpp's pair step), so that a script gets LIBSVM's iterations and
     model, not one within eps of it.  ``nu``: Solver_NU (nu-SVC, nu-SVR).
     Prints the solver's marks; returns the ``SolveResult``."""
-    kernel = Kernel(rows.take(idx), rows.kernel, rows.gamma, rows.coef0, rows.degree,
-                    in_order=True)
-    Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True)
+    # the kernel over the distinct rows; variables that repeat a row (SVR)
+    # share it, as SVR_Q's kernel rows
+    distinct, kernel_row = np.unique(idx, return_inverse=True)
+    twins = distinct.size < idx.size
+    kernel = Kernel(rows.take(distinct if twins else idx), rows.kernel, rows.gamma,
+                    rows.coef0, rows.degree, in_order=True)
+    Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True,
+                rows=kernel_row if twins else None)
     result = solve(Q, p, np.zeros(idx.shape[0]), hi, alpha0, y=sign, tol=float(param.eps),
                    shrinking=bool(param.shrinking), nu=nu)
     if info is not None:
