@@ -1,6 +1,6 @@
-"""PathResult.plot: the four panels show the path's own numbers, and a
-missing matplotlib (an optional extra) gives an ImportError that says how to
-install it."""
+"""PathResult.plot (and OneVsOnePath's): the four panels show the path's
+own numbers, and a missing matplotlib (an optional extra) gives an
+ImportError that says how to install it."""
 import sys
 
 import numpy as np
@@ -10,9 +10,15 @@ from conftest import load_dataset
 from svmscreen.path import train_path
 
 
-@pytest.fixture(scope="module")
-def path():
-    X, y = load_dataset("heart_scale")
+@pytest.fixture(scope="module", params=["two classes", "four classes"])
+def path(request):
+    """A binary path, and a one-vs-one one (its panels sum the pairs)."""
+    if request.param == "two classes":
+        X, y = load_dataset("heart_scale")
+    else:
+        X, y = load_dataset("letter.scale")
+        rows = np.flatnonzero(y <= 4)[:300]
+        X, y = X[rows], y[rows]
     return train_path(X, y, C=np.geomspace(0.1, 10, 4), cv=3)
 
 
