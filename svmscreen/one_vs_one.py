@@ -164,8 +164,11 @@ def _pair_path(X, y_index, hi_unit, pair, classes, grid, params, path_options, k
     rows, alphas, X_train = subset_path(X, signs, hi_unit, train, grid, params, path_options,
                                         progress_label)
     is_sv = np.array(alphas) > 0
-    result = PathResult(rows, alphas if keep == "all" else None, params, X_train,
-                        signs[train], classes[[j, i]])
+    # keep="summary" keeps neither the solutions nor the pair's rows (a
+    # PathResult reads its rows only to build a model from a solution)
+    summary = keep != "all"
+    result = PathResult(rows, None if summary else alphas, params,
+                        None if summary else X_train, signs[train], classes[[j, i]])
     result.gamma = params["gamma"]
     return result, np.flatnonzero(train), is_sv
 
