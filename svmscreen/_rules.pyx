@@ -1771,7 +1771,9 @@ cdef double _box_ratio(const double[::1] hi, const double[::1] hi_ref) noexcept 
             return NAN
         if q != q:
             q = hi[i] / hi_ref[i]
-        elif fabs(hi[i] / hi_ref[i] - q) > 1e-12 * q:
+        elif fabs(hi[i] - q * hi_ref[i]) > 1e-12 * q * hi_ref[i]:
+            # |hi / hi_ref - q| > 1e-12 q without a division: a path step
+            # calls this on every sample (a tenth of a DVI step's time)
             return NAN
     return q if q > 0.0 else NAN
 
