@@ -71,7 +71,8 @@ class ScreeningData:
     qmatrix : QMatrix or None
         The solver's cached Q of the same data and labels (a path passes
         it): kernel values then come from its column cache, which the solves
-        keep warm, instead of being computed again.
+        keep warm, instead of being computed again.  X is then taken as
+        checked (the path's, which ``check_X`` has passed).
 
     Attributes
     ----------
@@ -87,7 +88,10 @@ class ScreeningData:
         if y.ndim != 1 or not np.all((y == 1.0) | (y == -1.0)):
             raise ValueError("y must be a 1-D array of -1/+1 labels")
         kernel = str(kernel)
-        X = check_X(X, precomputed=kernel == "precomputed")
+        if qmatrix is None:
+            X = check_X(X, precomputed=kernel == "precomputed")
+        # else: X is the data the solver's QMatrix was built on, checked
+        # then (a one-vs-one path builds this once per pair of classes)
         self.X = X
         self.y = y
         self.n = y.shape[0]
