@@ -163,23 +163,20 @@ class TrainingRows:
         return out
 
 
-def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info, nu=False):
-    """``Solver::Solve`` on the rows ``rows[idx]`` (an index may repeat:
-    epsilon-SVR's 2l variables) with Q_ij = sign_i sign_j K_ij, linear term
-    p, start alpha0 and upper bounds hi, in LIBSVM's arithmetic (dot
-    products summed in index order, Q rounded to float as its cache does,
-    svm.cpp's pair step), so that a script gets LIBSVM's iterations and
-    model, not one within eps of it.  ``nu``: Solver_NU (nu-SVC, nu-SVR).
-    Prints the solver's marks; returns the ``SolveResult``."""
-    # the kernel over the distinct rows; variables that repeat a row (SVR)
-    # share it, as SVR_Q's kernel rows
-    distinct, kernel_row = np.unique(idx, return_inverse=True)
-    twins = distinct.size < idx.size
-    kernel = Kernel(rows.take(distinct if twins else idx), rows.kernel, rows.gamma,
-                    rows.coef0, rows.degree, in_order=True)
-    Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True,
-                rows=kernel_row if twins else None)
-    result = solve(Q, p, np.zeros(idx.shape[0]), hi, alpha0, y=sign, tol=float(param.eps),
+def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info, nu=False, kernel_row=None):
+    """``Solver::Solve`` on the rows ``rows[idx]`` with Q_ij = sign_i sign_j
+    K_ij, linear term p, start alpha0 and upper bounds hi, in LIBSVM's
+    arithmetic (dot products summed in index order, Q rounded to float as
+    its cache does, svm.cpp's pair step), so that a script gets LIBSVM's
+    iterations and model, not one within eps of it.  ``nu``: Solver_NU
+    (nu-SVC, nu-SVR).  ``kernel_row``: the row of ``rows[idx]`` each
+    variable reads, where variables share rows (``_solve_svr_dual``); None:
+    one variable per row.  Prints the solver's marks; returns the
+    ``SolveResult``."""
+    kernel = Kernel(rows.take(idx), rows.kernel, rows.gamma, rows.coef0, rows.degree,
+                    in_order=True)
+    Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True, rows=kernel_row)
+    result = solve(Q, p, np.zeros(sign.shape[0]), hi, alpha0, y=sign, tol=float(param.eps),
                    shrinking=bool(param.shrinking), nu=nu)
     if info is not None:
         # svm.cpp's marks, in its order: '.' per min(l, 1000) iterations,
@@ -243,19 +240,26 @@ def solve_nu_svc(rows, idx, sign, param, info):
     return coef, float(result.rho / r)
 
 
+def _solve_svr_dual(rows, l, p, alpha0, C, param, info, nu=False):
+    """SVR_Q's 2l-variable problem: a (s = +1) then a* (s = -1), both on
+    the l samples' kernel rows (each row's values computed once a column),
+    so Q = s s' K over the rows doubled; linear term p, start alpha0, box
+    [0, C].  Returns (the ``SolveResult``, a - a*)."""
+    sign = np.concatenate([np.ones(l), -np.ones(l)])
+    result = _libsvm_solve(rows, np.arange(l), sign, p, alpha0, np.full(2 * l, C), param,
+                           info, nu=nu, kernel_row=np.concatenate([np.arange(l), np.arange(l)]))
+    return result, result.alpha[:l] - result.alpha[l:]
+
+
 def solve_epsilon_svr(rows, y, param, info):
     """``solve_epsilon_svr`` and ``svm_train_one``: the 2l-variable dual
-    min 1/2 (a - a*)'K(a - a*) + sum (p - y_i) a_i + (p + y_i) a*_i,
-    sum (a - a*) = 0, 0 <= a, a* <= C, with SVR_Q's Q = s s' K over the
-    rows doubled (s = +1, then -1).  Returns (a - a*, rho)."""
+    (``_solve_svr_dual``) min 1/2 (a - a*)'K(a - a*) + sum (p - y_i) a_i +
+    (p + y_i) a*_i, sum (a - a*) = 0, 0 <= a, a* <= C.  Returns
+    (a - a*, rho)."""
     l = y.shape[0]
-    idx = np.concatenate([np.arange(l), np.arange(l)])
-    sign = np.concatenate([np.ones(l), -np.ones(l)])
-    p = np.concatenate([param.p - y, param.p + y])
     C = float(param.C)
-    result = _libsvm_solve(rows, idx, sign, p, np.zeros(2 * l), np.full(2 * l, C), param,
-                           info)
-    coef = result.alpha[:l] - result.alpha[l:]
+    result, coef = _solve_svr_dual(rows, l, np.concatenate([param.p - y, param.p + y]),
+                                   np.zeros(2 * l), C, param, info)
     _report(info, result.objective, result.rho, "nu = %f\n" % (np.abs(coef).sum() / (C * l)),
             coef, np.abs(coef) >= C)
     return coef, float(result.rho)
@@ -274,13 +278,9 @@ def solve_nu_svr(rows, y, param, info):
     for i in range(l):
         start[i] = min(remaining, C)
         remaining -= start[i]
-    idx = np.concatenate([np.arange(l), np.arange(l)])
-    sign = np.concatenate([np.ones(l), -np.ones(l)])
-    result = _libsvm_solve(rows, idx, sign, np.concatenate([-y, y]),
-                           np.concatenate([start, start]), np.full(2 * l, C), param, info,
-                           nu=True)
+    result, coef = _solve_svr_dual(rows, l, np.concatenate([-y, y]),
+                                   np.concatenate([start, start]), C, param, info, nu=True)
     info("epsilon = %f\n" % -result.r)
-    coef = result.alpha[:l] - result.alpha[l:]
     _report(info, result.objective, result.rho, None, coef, np.abs(coef) >= C)
     return coef, float(result.rho)
 
