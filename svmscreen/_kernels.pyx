@@ -289,6 +289,40 @@ cdef class Kernel:
                 view[i] = self.value(i, i)
         return out
 
+    def roundoff_scale(self):
+        """A magnitude M of the computed kernel values: |K_ij| <= M, and
+        each K_ij is within about 1e-15 M of its formula's exact value.
+        The screening rules' round-off allowances are in this unit
+        (``_rules._quadratic_roundoff``; docs/screening.md sec. 8).  A sum of
+        terms of size s rounds by about 1e-15 s, so M is the size of the
+        terms each formula sums (m = max_i ||x_i||^2):
+
+        * linear: m (a dot product's terms; = max K_ii);
+        * rbf: exp(-gamma d), d = ||u||^2 + ||v||^2 - 2 u'v, whose terms
+          sum to at most 4 m; an error delta in d moves K <= 1 by at most
+          gamma |delta|: M = 1 + 4 gamma m.  On data with large feature
+          offsets d cancels, and M is far above max K_ii = 1 (features near
+          1e4, gamma = 1: K_ij off by 4e-8, and the computed K had an
+          eigenvalue of -6e-8);
+        * poly: (gamma u'v + coef0)^degree, whose derivative in u'v is at
+          most degree gamma (gamma m + |coef0|)^(degree - 1):
+          M = max(1, degree) (gamma m + |coef0|)^degree;
+        * sigmoid: tanh' <= 1: M = 1 + gamma m + |coef0|;
+        * precomputed: max_i |K_ii| (the given values are the problem's).
+        """
+        if self.n_samples == 0:
+            return 0.0
+        if self.kernel_type == PRECOMPUTED:
+            return float(np.max(np.abs(self.diagonal())))
+        cdef double m = float(np.max(self.sq_norms))
+        if self.kernel_type == LINEAR:
+            return m
+        if self.kernel_type == RBF:
+            return 1.0 + 4.0 * self.gamma * m
+        if self.kernel_type == POLY:
+            return max(1, self.degree) * (self.gamma * m + abs(self.coef0)) ** self.degree
+        return 1.0 + self.gamma * m + abs(self.coef0)
+
     def rows(self, rows, cols=None):
         """The block K[rows][:, cols] (all columns by default) as an ndarray."""
         cdef Py_ssize_t[::1] row_idx = np.ascontiguousarray(rows, dtype=np.intp)

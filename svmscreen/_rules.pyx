@@ -1158,27 +1158,29 @@ def reference_summary(const double[::1] alpha, const double[::1] qa,
 
 # Round-off bounds (docs/screening.md sec. 8; bias_screening.md sec. 7, the
 # 'round-off' remark): a quadratic form a'Qb summed as sum_i a_i (Qb)_i errs
-# by about eps n max|Q| ||a||_1 ||b||_1; we use 1e-15 max_i K_ii ||a||_1 ||b||_1
-# (|K_ij| <= max K_ii for a PSD kernel).  The margin centres (1+q)/2 (Q alpha)_i
-# err by at most 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i).
-cdef inline double _quadratic_roundoff(double kernel_max, double a_l1,
+# by about eps n max|Q| ||a||_1 ||b||_1; we use 1e-15 M ||a||_1 ||b||_1, with
+# M = ``Kernel.roundoff_scale()`` >= |K_ij| (max K_ii for the linear kernel;
+# it also covers the kernel values' own round-off, large for RBF on data with
+# large feature offsets).  The margin centres (1+q)/2 (Q alpha)_i err by at
+# most 1e-15 M (1 + q) (||alpha||_1 + sum_i hi_i).
+cdef inline double _quadratic_roundoff(double roundoff_scale, double a_l1,
                                        double b_l1) noexcept nogil:
-    return 1e-15 * kernel_max * a_l1 * b_l1
+    return 1e-15 * roundoff_scale * a_l1 * b_l1
 
 
-cdef inline double _margin_roundoff(double kernel_max, double q, double alpha_l1,
+cdef inline double _margin_roundoff(double roundoff_scale, double q, double alpha_l1,
                                     double hi_sum) noexcept nogil:
-    return 1e-15 * kernel_max * (1.0 + q) * (alpha_l1 + hi_sum)
+    return 1e-15 * roundoff_scale * (1.0 + q) * (alpha_l1 + hi_sum)
 
 
-def quadratic_roundoff(double kernel_max, double a_l1, double b_l1):
+def quadratic_roundoff(double roundoff_scale, double a_l1, double b_l1):
     """``_quadratic_roundoff``: bound on the round-off of a'Qb."""
-    return _quadratic_roundoff(kernel_max, a_l1, b_l1)
+    return _quadratic_roundoff(roundoff_scale, a_l1, b_l1)
 
 
-def margin_roundoff(double kernel_max, double q, double alpha_l1, double hi_sum):
+def margin_roundoff(double roundoff_scale, double q, double alpha_l1, double hi_sum):
     """``_margin_roundoff``: bound on the round-off of the margin centres."""
-    return _margin_roundoff(kernel_max, q, alpha_l1, hi_sum)
+    return _margin_roundoff(roundoff_scale, q, alpha_l1, hi_sum)
 
 
 cdef struct BallStep:
@@ -1192,7 +1194,7 @@ cdef struct BallStep:
 
 cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[::1] y,
                     const double[::1] hi_ref, const double[::1] hi, double gap0,
-                    bint exact_reference, double kernel_max, double tau,
+                    bint exact_reference, double roundoff_scale, double tau,
                     const double[::1] norms, const double[::1] centred_norms,
                     const Py_ssize_t[::1] centre_index, bint fit_intercept,
                     double[::1] lower, double[::1] upper, double[:, ::1] work,
@@ -1225,9 +1227,9 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
     if _reference_summary(alpha, qa, hi_ref, hi, &out.s):
         return -1
     roundoff = 0.0 if exact_reference else _quadratic_roundoff(
-        kernel_max, out.s.alpha_l1, out.s.alpha_l1)
+        roundoff_scale, out.s.alpha_l1, out.s.alpha_l1)
     out.r1 = _gap_dvi_radius(out.s.q, out.s.W, gap0, roundoff)
-    out.tau_eff = tau + _margin_roundoff(kernel_max, out.s.q, out.s.alpha_l1, out.s.hi_sum)
+    out.tau_eff = tau + _margin_roundoff(roundoff_scale, out.s.q, out.s.alpha_l1, out.s.hi_sum)
     if not (margins or fit_intercept):
         return 0
     if _fused_margins(qa, qa, y, hi, out.s.q, out.r1, 0.0, 0.0, 0, norms, centred_norms,
@@ -1258,7 +1260,7 @@ cdef class _PathStep:
     cdef const double[::1] y, norms, centred_norms
     cdef const Py_ssize_t[::1] centre_index
     cdef bint fit_intercept
-    cdef double kernel_max, tau
+    cdef double roundoff_scale, tau
     cdef double[::1] qa, lower, upper
     cdef double[:, ::1] work
     cdef unsigned char[::1] zero, bound
@@ -1269,14 +1271,14 @@ cdef class _PathStep:
     cdef BallStep ball            # the (gap-)DVI ball of the last call (DVI, BT2, IT)
 
     def _setup(self, y, norms, centred_norms, centre_index, bint fit_intercept,
-               double kernel_max, double tau):
+               double roundoff_scale, double tau):
         n = len(y)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.norms = np.ascontiguousarray(norms, dtype=np.float64)
         self.centred_norms = np.ascontiguousarray(centred_norms, dtype=np.float64)
         self.centre_index = np.ascontiguousarray(centre_index, dtype=np.intp)
         self.fit_intercept = fit_intercept
-        self.kernel_max = kernel_max
+        self.roundoff_scale = roundoff_scale
         self.tau = tau
         self.qa = np.empty(n)
         self.lower = np.empty(n)
@@ -1321,7 +1323,7 @@ cdef class _PathStep:
             for i in range(n):
                 self.qa[i] = grad[i] + 1.0
             err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, exact_reference,
-                             self.kernel_max, self.tau, self.norms, self.centred_norms,
+                             self.roundoff_scale, self.tau, self.norms, self.centred_norms,
                              self.centre_index, self.fit_intercept, self.lower, self.upper,
                              self.work, zero, bound, &self.ball, sets, margins)
         if err == -1:
@@ -1345,14 +1347,14 @@ cdef class DviPathStep(_PathStep):
     centred_norms, centre_index :
         The centring of the intercept count (``centre_index`` empty: none).
     fit_intercept : bool
-    kernel_max : float
-        max_i K_ii (round-off bounds).
+    roundoff_scale : float
+        ``Kernel.roundoff_scale()``, the unit of the round-off bounds.
     tau : float
         Safety margin of the tests l > 1 + tau, u < 1 - tau.
     """
     def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
-                 double kernel_max, double tau):
-        self._setup(y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau)
+                 double roundoff_scale, double tau):
+        self._setup(y, norms, centred_norms, centre_index, fit_intercept, roundoff_scale, tau)
 
     def details(self):
         """``_PathStep.details`` (the region is the ball) and the ball's
@@ -1387,7 +1389,7 @@ cdef class DomePathStep(_PathStep):
 
     Parameters
     ----------
-    y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau :
+    y, norms, centred_norms, centre_index, fit_intercept, roundoff_scale, tau :
         As ``DviPathStep``.
     enhanced : bool
         ESSNSV (paper 003, Thm 19) rather than SSNSV (paper 002).
@@ -1397,8 +1399,8 @@ cdef class DomePathStep(_PathStep):
     cdef double[::1] qb, alpha_b, hi_b
 
     def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
-                 bint enhanced, double kernel_max, double tau):
-        self._setup(y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau)
+                 bint enhanced, double roundoff_scale, double tau):
+        self._setup(y, norms, centred_norms, centre_index, fit_intercept, roundoff_scale, tau)
         n = len(y)
         self.enhanced = enhanced
         self.has_upper = False
@@ -1453,8 +1455,8 @@ cdef class DomePathStep(_PathStep):
             if ordered:
                 # The round-off of the quadratic forms widens the dome, that
                 # of the centres raises tau (docs/screening.md sec. 8).
-                roundoff = _quadratic_roundoff(self.kernel_max, l1, l1)
-                tau_eff = self.tau + _margin_roundoff(self.kernel_max, 1.0, l1, hi_sum)
+                roundoff = _quadratic_roundoff(self.roundoff_scale, l1, l1)
+                tau_eff = self.tau + _margin_roundoff(self.roundoff_scale, 1.0, l1, hi_sum)
                 _dome_shape(gamma_a, self.gamma_b, cross, self.enhanced, roundoff,
                             rho_a, self.rho_b, &radius, &d_prime)
                 err = _fused_margins(self.qa, self.qb, self.y, hi, 1.0, radius, d_prime,
@@ -1507,7 +1509,7 @@ cdef class TwoBallPathStep(_PathStep):
 
     Parameters
     ----------
-    y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau :
+    y, norms, centred_norms, centre_index, fit_intercept, roundoff_scale, tau :
         As ``DviPathStep``.
     intersect : bool
         IT (True) or BT2 alone.
@@ -1538,9 +1540,9 @@ cdef class TwoBallPathStep(_PathStep):
     cdef double r2, phi_norm, r2_squared
 
     def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
-                 double kernel_max, double tau, bint intersect, add_columns, linear_X,
+                 double roundoff_scale, double tau, bint intersect, add_columns, linear_X,
                  Py_ssize_t budget):
-        self._setup(y, norms, centred_norms, centre_index, fit_intercept, kernel_max, tau)
+        self._setup(y, norms, centred_norms, centre_index, fit_intercept, roundoff_scale, tau)
         n = len(y)
         self.geometry = 2 if intersect else 1
         self.add_columns = add_columns
@@ -1737,7 +1739,7 @@ cdef class TwoBallPathStep(_PathStep):
             _bt2_ball(alpha, self.qa, self.qs, self.shat, self.y, hi, self.ball.s.q, b_ref,
                       self.ball.b[0], self.ball.b[1], self.fit_intercept,
                       0.0 if exact_reference else
-                      _quadratic_roundoff(self.kernel_max, l1, l1),
+                      _quadratic_roundoff(self.roundoff_scale, l1, l1),
                       &self.r2, &self.phi_norm, &self.r2_squared)
             self.b[0] = self.b[1] = 0.0
             self.b[2] = self.b[3] = NAN

@@ -361,14 +361,14 @@ class _RampScreening:
 
     def __init__(self, problem, period=None):
         self.period = int(period) if period else max(50, problem.n // 20)
-        self.kernel_max = float(np.max(np.abs(problem.Q.diagonal()))) if problem.n else 0.0
+        self.roundoff_scale = problem.Q.kernel.roundoff_scale()
 
     def solver_options(self, C_i, mu):
         """``solve``'s keywords for the CCCP step at outlier weights mu:
         the rule's round-off allowances hold for the whole solve, as
         ||beta||_1 <= sum_i C_i there (coef = beta - mu)."""
         return dict(gap_screening=self.period,
-                    **gap_rule_allowances(self.kernel_max, float(C_i.sum() + mu.sum()), C_i))
+                    **gap_rule_allowances(self.roundoff_scale, float(C_i.sum() + mu.sum()), C_i))
 
 
 def make_ramp_screening(screening, problem):

@@ -108,7 +108,8 @@ class ScreeningData:
         self.linear = kernel == "linear"
         self.kernel_diag = self.kernel.diagonal()
         self.norms = np.sqrt(np.maximum(self.kernel_diag, 0.0))      # ||phi_i|| = ||z_i||
-        self.kernel_max = float(np.max(np.abs(self.kernel_diag)))       # >= |K_ij| (PSD)
+        # >= |K_ij|, and the unit of the rules' round-off allowances
+        self.roundoff_scale = self.kernel.roundoff_scale()
         self._centre_sample = int(centre_sample)
         self._rng = np.random.default_rng(random_state)
         self._centre_index = None
@@ -263,7 +264,7 @@ class ScreeningData:
         (``_rules.DviPathStep``, the step of ``screen(rule="dvi")``)."""
         centred_norms, centre_index = self.centring
         return _rules.DviPathStep(self.y, self.norms, centred_norms, centre_index,
-                                  self.fit_intercept, self.kernel_max, tau)
+                                  self.fit_intercept, self.roundoff_scale, tau)
 
     def dome_path_step(self, rule, tau=DEFAULT_TAU):
         """The SSNSV / ESSNSV rule of a path step as one typed call
@@ -272,7 +273,7 @@ class ScreeningData:
             raise ValueError(f"rule must be one of {DOME_RULES}, got {rule!r}")
         centred_norms, centre_index = self.centring
         return _rules.DomePathStep(self.y, self.norms, centred_norms, centre_index,
-                                   self.fit_intercept, rule == "essnsv", self.kernel_max, tau)
+                                   self.fit_intercept, rule == "essnsv", self.roundoff_scale, tau)
 
     def two_ball_path_step(self, rule, tau=DEFAULT_TAU, budget=None):
         """The BT2 / IT rule of a path step as one typed call
@@ -289,7 +290,7 @@ class ScreeningData:
                        else self.add_q_columns)
         return _rules.TwoBallPathStep(
             self.y, self.norms, centred_norms, centre_index, self.fit_intercept,
-            self.kernel_max, tau, rule == "it", add_columns,
+            self.roundoff_scale, tau, rule == "it", add_columns,
             self.X if self.linear else None, -1 if budget is None else int(budget))
 
 
@@ -525,7 +526,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         status["r2_squared"] = found["r2_squared"]
         status["second"] = _statuses(data, *found["statuses"])
     status["conflicts"] = found["conflicts"]
-    centre_roundoff = _rules.margin_roundoff(data.kernel_max, q, alpha_l1, hi_sum)
+    centre_roundoff = _rules.margin_roundoff(data.roundoff_scale, q, alpha_l1, hi_sum)
     b_interval, b_centred = _intervals(data, b_lo, b_hi, bc_lo, bc_hi)
 
     def add_pairwise(zero, bound):
@@ -584,7 +585,7 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     qa = grad + 1.0                                          # Q coef
     W = float(coef @ qa)                                     # ||w||^2
     size = np.abs(alpha) + np.abs(coef - alpha)              # |a| + |shift|
-    allowances = gap_rule_allowances(data.kernel_max, size, hi, tau)
+    allowances = gap_rule_allowances(data.roundoff_scale, size, hi, tau)
     radius = _rules.gap_dvi_radius(1.0, W, gap, allowances["gap_roundoff"])
     tau = allowances["gap_tau"]
     weighted = bool(np.any(hi != hi[0])) or target != 0.0
@@ -621,26 +622,26 @@ def _drop_conflicts(zero, bound, status):
     status["conflicts"] = _rules.drop_conflicts(zero, bound)
 
 
-def _quadratic_roundoff(kernel_max, a, b):
+def _quadratic_roundoff(roundoff_scale, a, b):
     """Bound on the round-off of a'Qb computed as sum_i a_i (Qb)_i:
     |error| <~ eps n_terms max|Q| ||a||_1 ||b||_1; we use
-    1e-15 max_i K_ii ||a||_1 ||b||_1 (|K_ij| <= max K_ii for a PSD kernel).
+    1e-15 M ||a||_1 ||b||_1, M = ``Kernel.roundoff_scale()`` >= |K_ij|.
     Large on offset linear data at large C, where Q alpha is a sum of large
     cancelling terms (bias_screening.md sec. 7, the 'round-off' remark).
     ``a`` and ``b`` are vectors, or bounds on their 1-norms; the formula
     itself is _rules._quadratic_roundoff."""
-    return _rules.quadratic_roundoff(kernel_max, float(np.abs(a).sum()), float(np.abs(b).sum()))
+    return _rules.quadratic_roundoff(roundoff_scale, float(np.abs(a).sum()), float(np.abs(b).sum()))
 
 
-def _margin_roundoff(kernel_max, alpha, q, hi):
+def _margin_roundoff(roundoff_scale, alpha, q, hi):
     """Bound on the round-off of the margin centres (1+q)/2 (Q alpha)_i, added
-    to tau: 1e-15 max K_ii (1 + q) (||alpha||_1 + sum_i hi_i).  ``alpha`` and
+    to tau: 1e-15 M (1 + q) (||alpha||_1 + sum_i hi_i).  ``alpha`` and
     ``hi`` are vectors, or bounds on ||alpha||_1 and sum_i hi_i; the formula
     itself is _rules._margin_roundoff."""
-    return _rules.margin_roundoff(kernel_max, q, float(np.abs(alpha).sum()), float(np.sum(hi)))
+    return _rules.margin_roundoff(roundoff_scale, q, float(np.abs(alpha).sum()), float(np.sum(hi)))
 
 
-def gap_rule_allowances(kernel_max, size, hi, tau=DEFAULT_TAU):
+def gap_rule_allowances(roundoff_scale, size, hi, tau=DEFAULT_TAU):
     """Safety margin and squared-radius round-off of the gap-safe rule
     (``screen_dynamic``, and the solver's own ``gap_screening``, which takes
     them as ``solve(..., **gap_rule_allowances(...))``).
@@ -648,8 +649,8 @@ def gap_rule_allowances(kernel_max, size, hi, tau=DEFAULT_TAU):
     ``size`` is ||alpha||_1 + ||coef - alpha||_1, or a bound on it over the
     whole solve (a CCCP step: sum_i hi_i + ||mu||_1); ``hi`` the box, or
     sum_i hi_i.  Returns dict(gap_tau=..., gap_roundoff=...)."""
-    return dict(gap_tau=tau + _margin_roundoff(kernel_max, size, 1.0, hi),
-                gap_roundoff=_quadratic_roundoff(kernel_max, size, size))
+    return dict(gap_tau=tau + _margin_roundoff(roundoff_scale, size, 1.0, hi),
+                gap_roundoff=_quadratic_roundoff(roundoff_scale, size, size))
 
 
 def _pairwise(data, qa, q, radius, hi, zero, bound, slack):

@@ -306,6 +306,42 @@ def test_sandwich_and_safety_exact_reference(problem, log_c_ref, log_q, fit_inte
             assert_sandwich(result, K, y, alpha_star, b_star, fit_intercept)
 
 
+@pytest.mark.parametrize("offset", [1e3, 1e4])
+def test_rbf_large_offsets_kernel_roundoff(offset):
+    """RBF on features with large offsets: K = exp(-gamma d) with d = ||u||^2
+    + ||v||^2 - 2u'v cancelling, so the computed K errs far beyond 1e-15 max
+    K_ii (and was indefinite, eigenvalue -6e-8 at offset 1e4, seed 152).  The
+    exact optimum is that of the package's own kernel values; with
+    Kernel.roundoff_scale() as the allowances' unit every rule keeps it in
+    its bounds (before: the DVI sandwich missed by 7e-6, the intercept
+    interval by 4e-6)."""
+    from svmscreen._kernels import Kernel
+    checked = 0
+    for seed in list(range(30)) + [152]:
+        rng = np.random.default_rng(seed)
+        n, d = int(rng.integers(8, 28)), int(rng.integers(1, 5))
+        X = rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0) + offset * rng.normal(size=d)
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        y[0], y[1] = 1.0, -1.0
+        K = Kernel(X, "rbf", 1.0 / d, 0.0, 3).rows(np.arange(n))
+        K = 0.5 * (K + K.T)
+        c_ref = 10 ** rng.uniform(-1.5, 1.5)
+        c = c_ref * 10 ** rng.choice([-0.5, -0.2, 0.2, 0.5])
+        try:
+            alpha_ref, _ = exact_svc(K, y, c_ref * np.ones(n))
+            alpha_star, b_star = exact_svc(K, y, c * np.ones(n))
+        except RuntimeError:
+            continue            # K too indefinite for the active-set reference
+        checked += 1
+        data = ScreeningData(X, y, "rbf", 1.0 / d)
+        grad = (y[:, None] * y[None, :] * K) @ alpha_ref - 1.0
+        for rule in ("dvi", "bt2", "it"):
+            result = screen(data, alpha_ref, grad, c_ref * np.ones(n), c * np.ones(n), rule)
+            assert wrong_screens(result, alpha_star, c * np.ones(n)) == 0, (seed, rule)
+            assert_sandwich(result, K, y, alpha_star, b_star, True)
+    assert checked >= 28
+
+
 @settings(max_examples=examples(80), deadline=None)
 @given(problems, log_c, st.sampled_from([0.05, 0.2, 0.5]), st.sampled_from([0.0, 0.1, 0.4]),
        st.booleans())
