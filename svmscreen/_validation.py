@@ -182,9 +182,11 @@ def resolve_gamma(gamma, X, kernel):
 
 def check_parameters(*, C, kernel, degree, coef0, tol, cache_size, max_iter):
     """The one parameter check (as LIBSVM's svm_check_parameter); returns the
-    values normalised."""
+    values normalised (kernel as a plain str: a numpy.str_ passes
+    ``isinstance(kernel, str)`` but not the typed routines' ``str`` arguments)."""
     if not isinstance(kernel, str) or kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    kernel = str(kernel)
     C = _positive("C", C)
     if (isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 0
             or degree > INT_MAX):
@@ -199,7 +201,7 @@ def check_parameters(*, C, kernel, degree, coef0, tol, cache_size, max_iter):
             raise ValueError(f"max_iter must be a positive integer (at most {INT64_MAX}) or "
                              f"None, got {max_iter!r}")
         max_iter = int(max_iter)
-    return C, int(degree), float(coef0), tol, cache_size, max_iter
+    return C, kernel, int(degree), float(coef0), tol, cache_size, max_iter
 
 
 def check_sample_weight(sample_weight, n):

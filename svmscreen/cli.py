@@ -21,7 +21,7 @@ import numpy as np
 
 from svmscreen.datasets import load_svmlight_file
 from svmscreen.model import fit_binary
-from svmscreen.path import SCREENING_RULES, stratified_folds, train_path
+from svmscreen.path import SCREENING_RULES, cv_splits, train_path
 
 
 def add_kernel_options(parser):
@@ -89,12 +89,13 @@ def run_path(args, out):
                   "them)" if n_classes > 2 else "")
     print(f"data: {args.file}: {X.shape[0]} samples, {X.shape[1]} features, {n_classes} "
           f"classes{one_vs_one}; {args.kernel} kernel, screening {args.screening}", file=out)
-    if args.compare and args.n_jobs not in (None, 1) and args.cv >= 2:
+    if args.compare and args.n_jobs not in (None, 1) and (args.cv >= 2 or n_classes > 2):
         # start joblib's workers (and their import of svmscreen) before the
-        # timed runs: the first run would otherwise pay for both, and the
-        # ratio would be meaningless
+        # timed runs (folds, or one-vs-one pairs, run there): the first run
+        # would otherwise pay for both, and the ratio would be meaningless
         from joblib import Parallel, delayed
-        Parallel(n_jobs=args.n_jobs)(delayed(_worker_ready)() for _ in range(2 * args.cv))
+        Parallel(n_jobs=args.n_jobs)(delayed(_worker_ready)()
+                                     for _ in range(2 * max(args.cv, 2)))
     start = time.perf_counter()
     result = train_path(X, y, screening=screening, cv=args.cv if args.cv >= 2 else None,
                         n_jobs=args.n_jobs, verbose=args.verbose, **options)
@@ -117,13 +118,27 @@ def run_path(args, out):
     return 0
 
 
+def _fit_splits(args, y):
+    """The CV splits of ``svmscreen fit`` (None without --cv), and why
+    there are none when a class is smaller than --cv: --cv 5 is the
+    default, so a small class gets a line in the report, not an error."""
+    if args.cv < 2:
+        return None, None
+    try:
+        return [(np.flatnonzero(train), np.flatnonzero(held))
+                for train, held in cv_splits(args.cv, y)], None
+    except ValueError as exc:
+        return None, f"{args.cv}-fold CV acc. not computed: {exc}"
+
+
 def run_fit(args, out):
     X, y = load_svmlight_file(args.file)
     params = dict(C=args.C, kernel=args.kernel, gamma=args.gamma, coef0=args.coef0,
                   degree=args.degree, tol=args.tol, cache_size=args.cache_size,
                   fit_intercept=not args.no_intercept, shrinking=not args.no_shrinking)
+    splits, no_cv = _fit_splits(args, y)
     if np.unique(y).size > 2:
-        return _fit_one_vs_one(args, X, y, params, out)
+        return _fit_one_vs_one(args, X, y, params, splits, no_cv, out)
     start = time.perf_counter()
     model = fit_binary(X, y, **params)
     seconds = time.perf_counter() - start
@@ -138,23 +153,22 @@ def run_fit(args, out):
     if args.test:
         X_test, y_test = load_svmlight_file(args.test, n_features=X.shape[1])
         print(f"test acc.     {100 * np.mean(model.predict(X_test) == y_test):.2f}%", file=out)
-    if args.cv >= 2:
-        fold = stratified_folds(y, args.cv)
+    if splits is not None:
         correct = 0
-        for k in range(args.cv):
-            train, held = fold != k, fold == k
+        for train, held in splits:
             correct += np.sum(fit_binary(X[train], y[train], **params).predict(X[held]) == y[held])
         print(f"{args.cv}-fold CV acc. {100 * correct / y.shape[0]:.2f}%", file=out)
+    elif no_cv:
+        print(no_cv, file=out)
     return 0
 
 
-def _fit_one_vs_one(args, X, y, params, out):
+def _fit_one_vs_one(args, X, y, params, splits, no_cv, out):
     """``svmscreen fit`` on more than two classes: one-vs-one, as a path of
     one C (``train_path``, with its CV folds), its rows summing the pairs;
     the time printed is the pairs' solves on all data."""
     C = params.pop("C")
-    path = train_path(X, y, C=[C], screening=None, cv=args.cv if args.cv >= 2 else None,
-                      **params)
+    path = train_path(X, y, C=[C], screening=None, cv=splits, **params)
     seconds = path.solve_seconds[0] + path.rule_seconds[0]
     model = path.model(0)
     first = model.models[0]
@@ -170,8 +184,10 @@ def _fit_one_vs_one(args, X, y, params, out):
     if args.test:
         X_test, y_test = load_svmlight_file(args.test, n_features=X.shape[1])
         print(f"test acc.     {100 * np.mean(model.predict(X_test) == y_test):.2f}%", file=out)
-    if args.cv >= 2:
+    if splits is not None:
         print(f"{args.cv}-fold CV acc. {100 * path.cv_mean[0]:.2f}%", file=out)
+    elif no_cv:
+        print(no_cv, file=out)
     return 0
 
 

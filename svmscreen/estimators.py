@@ -211,12 +211,12 @@ class SVC(_Estimator):
         if sample_weight is not None:
             weight = weight * check_sample_weight(sample_weight, y.size)
         precomputed = self.kernel == "precomputed"
-        C, degree, coef0, tol, cache_size, max_iter = check_parameters(
+        C, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
             C=self.C, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
             cache_size=self.cache_size, max_iter=_no_cap(self.max_iter))
         # one gamma for all pairs: "scale" and "auto" read the whole X
         self._solve_options = C, dict(
-            kernel=self.kernel, gamma=resolve_gamma(self.gamma, X, self.kernel), coef0=coef0,
+            kernel=kernel, gamma=resolve_gamma(self.gamma, X, kernel), coef0=coef0,
             degree=degree, cache_size=cache_size, tol=tol,
             shrinking=check_flag(self.shrinking, "shrinking"), max_iter=max_iter)
         pairs, sigmoids = [], []
@@ -460,7 +460,7 @@ class SVCPathCV(_BinaryModelClassifier):
             weight = weight * check_sample_weight(sample_weight, y_index.size)
         masks = cv_splits(splits, y_index)
         # what train_path checks for the binary case
-        _, degree, coef0, tol, cache_size, _ = check_parameters(
+        _, kernel, degree, coef0, tol, cache_size, _ = check_parameters(
             C=1.0, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
             cache_size=self.cache_size, max_iter=None)
         if self.screening is not None and self.screening not in SCREENING_RULES:
@@ -470,7 +470,7 @@ class SVCPathCV(_BinaryModelClassifier):
                             shrinking=check_flag(self.shrinking, "shrinking"), max_iter=None)
         best = (-np.inf, None, None, None)
         for gamma in gammas:
-            params = dict(kernel=self.kernel, gamma=resolve_gamma(gamma, X, self.kernel),
+            params = dict(kernel=kernel, gamma=resolve_gamma(gamma, X, kernel),
                           coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
             accuracy = np.array(_parallel(self.n_jobs, [

@@ -171,7 +171,7 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     -------
     BinaryModel
     """
-    C, degree, coef0, tol, cache_size, max_iter = check_parameters(
+    C, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
         C=C, kernel=kernel, degree=degree, coef0=coef0, tol=tol,
         cache_size=cache_size, max_iter=max_iter)
     fit_intercept = check_flag(fit_intercept, "fit_intercept")

@@ -9,6 +9,7 @@ screened path per pair, the pairs' statistics combined per C
 any C (``OneVsOneModel``).
 """
 import numpy as np
+import scipy.sparse as sp
 
 from svmscreen._kernels import cross_kernel
 from svmscreen.libsvm.model import class_pairs
@@ -49,16 +50,22 @@ class OneVsOneModel:
         The number of training samples.
     """
 
-    def __init__(self, classes, pairs, models, rows, X_train):
+    def __init__(self, classes, pairs, models, rows, n_train):
         self.classes_ = classes
         self.pairs = pairs
         self.models = models
         self.rows = rows
-        self.n_train = X_train.shape[0]
+        self.n_train = n_train
         pair_support = [r[m.support_] for r, m in zip(rows, models)]
-        self.support_ = np.unique(np.concatenate(pair_support))
-        self.support_vectors_ = (np.empty((0, 0)) if models[0].kernel == "precomputed"
-                                 else X_train[self.support_])
+        self.support_, first = np.unique(np.concatenate(pair_support), return_index=True)
+        if models[0].kernel == "precomputed":
+            self.support_vectors_ = np.empty((0, 0))
+        else:
+            # a sample's row from the first pair that has it as a support vector
+            blocks = [m.support_vectors_ for m in models]
+            stacked = (sp.vstack(blocks, format="csr") if sp.issparse(blocks[0])
+                       else np.vstack(blocks))
+            self.support_vectors_ = stacked[first]
         # each pair's support vectors as columns of K(x, support_vectors_)
         self._columns = [np.searchsorted(self.support_, s) for s in pair_support]
 
@@ -141,13 +148,13 @@ class OneVsOnePath(PathResult):
         self.pairs = pairs
         self.pair_paths = pair_paths
         self.pair_rows = pair_rows
-        self._X = X
+        self._n_train = X.shape[0]
 
     def model(self, index):
         """The OneVsOneModel at path position ``index`` (needs keep="all")."""
         return OneVsOneModel(self.classes_, self.pairs,
                              [path.model(index) for path in self.pair_paths],
-                             self.pair_rows, self._X)
+                             self.pair_rows, self._n_train)
 
 
 def _pair_signs(y_index, i, j):
@@ -196,24 +203,29 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
     if splits is not None:
         result.cv_accuracy = np.array(_parallel(n_jobs, [
             (fold_accuracy, (X, y_index, hi_unit, train, held, result.C, params,
-                             path_options), {})
-            for train, held in splits], verbose=verbose))
+                             path_options, f"fold {k + 1}/{len(splits)}, " if show else None),
+             {})
+            for k, (train, held) in enumerate(splits)], verbose=verbose))
     return result
 
 
-def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options):
+def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options,
+                  progress_prefix=None):
     """Accuracy at each C of the one-vs-one vote on the ``held`` rows, from
     a path per pair of classes on the ``train`` rows (``path_coefficients``).
     The pairs' paths are solved first, so that each kernel value between a
     held row and a support vector is computed once for all pairs and all C
-    (a sample is in n_classes - 1 pairs)."""
+    (a sample is in n_classes - 1 pairs).  Progress per pair, its label
+    starting with ``progress_prefix``, if given."""
     n_classes = int(y_index.max()) + 1
     pairs = class_pairs(n_classes)
     paths = []
-    for i, j in pairs:
+    for k, (i, j) in enumerate(pairs):
         in_pair, signs = _pair_signs(y_index, i, j)
+        label = (None if progress_prefix is None
+                 else f"{progress_prefix}pair {k + 1}/{len(pairs)}")
         paths.append(path_coefficients(X, signs, hi_unit, train & in_pair, grid, params,
-                                       path_options))
+                                       path_options, label))
     support = np.unique(np.concatenate([path[0] for path in paths]))
     held_rows = np.flatnonzero(held)
     dec = np.empty((held_rows.size, len(pairs), len(grid)))

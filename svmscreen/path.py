@@ -33,11 +33,18 @@ _clock = time.perf_counter
 
 # ----------------------------------------------------------------- grids
 def log_grid(C_range, n_C):
-    """n_C values log-spaced over C_range = (C_low, C_high)."""
+    """n_C values log-spaced over C_range = (C_low, C_high), strictly
+    increasing."""
     low, high = check_C_range(C_range)
     if isinstance(n_C, bool) or not isinstance(n_C, (int, np.integer)) or n_C < 1:
         raise ValueError(f"n_C must be a positive integer, got {n_C!r}")
-    return np.geomspace(low, high, int(n_C)) if n_C > 1 else np.array([low])
+    if n_C == 1:
+        return np.array([low])
+    grid = np.geomspace(low, high, int(n_C))
+    if np.any(np.diff(grid) <= 0):
+        raise ValueError(f"C_range={C_range!r} holds fewer than n_C={n_C} distinct values "
+                         "(the path's C must increase strictly): use n_C=1 or a wider range")
+    return grid
 
 
 def check_C_range(C_range):
@@ -194,7 +201,17 @@ class PathResult:
         self.alphas = alphas
         self.cv_accuracy = None
         self._model_params = model_params
-        self._X = X
+        self._n_features = None if X is None else X.shape[1]
+        # The rows that are a support vector at some C, copied: a model built
+        # later must not follow changes to the caller's X (the path shares
+        # an X that needed no conversion), and the others are never read.
+        self._sv_rows = self._sv_X = None
+        if alphas is not None and X is not None and model_params["kernel"] != "precomputed":
+            used = np.zeros(signs.size, dtype=bool)
+            for alpha in alphas:
+                used |= alpha > 0
+            self._sv_rows = np.flatnonzero(used)
+            self._sv_X = X[self._sv_rows]
         self._signs = signs
         self.classes_ = classes
 
@@ -238,7 +255,7 @@ class PathResult:
         support = np.flatnonzero(alpha > 0)
         params = self._model_params
         sv = (np.empty((0, 0)) if params["kernel"] == "precomputed"
-              else self._X[support])
+              else self._sv_X[np.searchsorted(self._sv_rows, support)])
         return BinaryModel(
             classes=self.classes_, kernel=params["kernel"], gamma=params["gamma"],
             coef0=params["coef0"], degree=params["degree"], C=float(self.C[index]),
@@ -247,7 +264,7 @@ class PathResult:
             intercept=float(self.intercept[index]), alpha=alpha,
             objective=float(self.objective[index]),
             duality_gap=float(self.duality_gap[index]), n_iter=int(self.n_iter[index]),
-            status="optimal", n_features=self._X.shape[1])
+            status="optimal", n_features=self._n_features)
 
     @property
     def best_model(self):
@@ -673,6 +690,10 @@ def make_screening(rule, problem, fit_intercept):
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
+    if not np.any(problem.hi_unit > 0):
+        # every box is [0, 0] (a one-vs-one pair whose samples all weigh 0):
+        # nothing to prove, and the rules' box ratio C / C_ref is undefined
+        return None
     if not screening_applies(problem, rule):
         return None
     from svmscreen.screening import ScreeningData
@@ -871,7 +892,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         return _parallel(n_jobs, [(train_path, (X, y), dict(options, gamma=g))
                                   for g in gammas], verbose=verbose)
 
-    _, degree, coef0, tol, cache_size, max_iter = check_parameters(
+    _, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
         C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=tol, cache_size=cache_size,
         max_iter=max_iter)
     fit_intercept = check_flag(fit_intercept, "fit_intercept")

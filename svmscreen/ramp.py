@@ -217,7 +217,7 @@ def _check_s(s):
 
 
 def _build(X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight):
-    _, degree, coef0, tol, cache_size, max_iter = check_parameters(
+    _, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
         C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=tol, cache_size=cache_size,
         max_iter=max_iter)
     X = check_precomputed(X) if kernel == "precomputed" else check_X(X)

@@ -260,6 +260,12 @@ def test_verbose_shows_the_progress_of_the_path_and_of_each_fold(capsys):
     for label in ("path (gamma = 0.0769)", "fold 1/2", "fold 2/2"):
         assert f"{label}:" in err and "6/6" in err.split(f"{label}:")[-1], err
     np.testing.assert_array_equal(quiet.cv_accuracy, loud.cv_accuracy)
+    # more than two classes: each fold's pairs too
+    X3, y3, _, _ = letter_classes(3, n_train=90, n_test=10)
+    train_path(X3, y3, n_C=2, cv=2, verbose=True)
+    err = capsys.readouterr().err
+    for label in ("pair 3/3 (gamma", "fold 1/2, pair 1/3", "fold 2/2, pair 3/3"):
+        assert f"{label}" in err, err
     # the epsilon grid's length is not known in advance: a count, no total
     train_path(X, y, grid="epsilon", C_range=(1e-2, 0.1), kernel="linear", verbose=True)
     err = capsys.readouterr().err
@@ -307,6 +313,8 @@ def test_inputs_not_modified():
     (dict(n_C=0), ValueError, "n_C"),
     (dict(C_range=(10.0, 1.0)), ValueError, "C_range"),
     (dict(C_range=(0.0, 1.0)), ValueError, "C_range"),
+    (dict(C_range=(1.0, 1.0), n_C=3), ValueError, "fewer than n_C=3 distinct"),
+    (dict(C_range=(1.0, 1.0 + 1e-16), n_C=2), ValueError, "fewer than n_C=2 distinct"),
     (dict(grid="cubic"), ValueError, "grid"),
     (dict(grid="epsilon", epsilon=2.0), ValueError, "epsilon"),
     (dict(cv=1), ValueError, "cv"),
@@ -431,6 +439,49 @@ def test_one_vs_one_bad_input(kwargs, match):
         train_path(X, y, n_C=3, **kwargs)
 
 
+def test_kernel_name_as_numpy_str():
+    """A numpy.str_ kernel name (from an array of names) passes the name
+    check and was kept: the typed prediction routines then refused it after
+    the whole path was solved."""
+    X, y, X_test, _ = letter_classes(3, n_train=150, n_test=20)
+    kernel = np.array(["rbf", "linear"])[0]
+    path = train_path(X, y, n_C=3, kernel=kernel, cv=2)
+    expected = train_path(X, y, n_C=3, kernel="rbf", cv=2)
+    np.testing.assert_array_equal(path.cv_accuracy, expected.cv_accuracy)
+    np.testing.assert_array_equal(path.model(1).predict(X_test),
+                                  expected.model(1).predict(X_test))
+    model = svmscreen.fit_binary(X[y <= 2], y[y <= 2], kernel=kernel)
+    assert type(model.kernel) is str
+    model.predict(X_test)
+
+
+def test_one_vs_one_pair_of_zero_weights_with_screening():
+    """A pair whose samples all weigh 0 has every box [0, 0]: the rule has
+    nothing to prove (it had raised on the undefined box ratio); the path
+    equals the unscreened one."""
+    X, y, X_test, _ = letter_classes(3, n_train=150, n_test=20)
+    weight = np.where(y == 3, 1.0, 0.0)        # pair (1, 2) weighs nothing
+    screened = train_path(X, y, n_C=3, sample_weight=weight)
+    plain = train_path(X, y, n_C=3, sample_weight=weight, screening=None)
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-9)
+    np.testing.assert_array_equal(screened.model(2).predict(X_test),
+                                  plain.model(2).predict(X_test))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_models_do_not_follow_later_changes_of_X(n_classes):
+    """The path keeps copies of its support vectors' rows (scikit-learn's SVC
+    copies its support vectors at fit): a model built after the caller
+    changed its X is the model of the data trained on."""
+    X, y, X_test, _ = letter_classes(n_classes, n_train=150, n_test=30)
+    X = X.toarray()
+    path = train_path(X, y, n_C=3)
+    before = [path.model(t).decision_function(X_test) for t in range(3)]
+    X *= 3.0
+    for t in range(3):
+        np.testing.assert_array_equal(path.model(t).decision_function(X_test), before[t])
+
+
 def test_a_single_class_is_an_error():
     X, y = load_dataset("heart_scale")
     with pytest.raises(ValueError, match="at least two classes, got 1"):
@@ -491,6 +542,21 @@ def test_command_line_fit(tmp_path, capsys, n_classes):
     if n_classes > 2:
         assert "one-vs-one (6 pairs)" in out
         assert _printed(out, "3-fold CV acc.") == f"{100 * path.cv_mean[0]:.2f}%"
+
+
+@pytest.mark.parametrize("labels", [[1, 2, 2, 2, 2, 2, 2, 2], [1, 1, 1, 2, 2, 2, 2, 3, 3, 3]])
+def test_command_line_fit_with_a_class_smaller_than_cv(tmp_path, capsys, labels):
+    """--cv 5 is fit's default: a class of fewer samples gets the model
+    and a line saying why there is no CV figure, for two classes and more
+    (three classes had stopped before the model, two after it with an
+    error about a fold's training part)."""
+    from svmscreen.cli import main
+    X = np.linspace(0.0, 1.0, len(labels))[:, None]
+    svmscreen.dump_svmlight_file(X, np.array(labels, dtype=float), tmp_path / "small.txt")
+    assert main(["fit", str(tmp_path / "small.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "train acc." in out
+    assert "5-fold CV acc. not computed: cv=5 is larger than the smallest class" in out
 
 # --------------------------------------------- screening on and off (issue 4)
 @pytest.mark.parametrize("rule", SCREENING_RULES)
