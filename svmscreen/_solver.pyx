@@ -353,6 +353,7 @@ cdef class _SMO:
     cdef double violation
     cdef bint nu                     # svm.cpp's Solver_NU (LIBSVM's nu-SVC and nu-SVR)
     cdef double r                    # Solver_NU's r, set by calculate_rho
+    cdef bint libsvm_rho             # calculate_rho exactly as svm.cpp's
     cdef long long max_iter, n_iter
     cdef object screen_callback    # dynamic screening hook, or None
     cdef long long screen_every
@@ -1421,7 +1422,7 @@ cdef class _SMO:
         cdef double ub = INFINITY, lb = -INFINITY, total = 0.0, yG
         cdef Py_ssize_t i, n_free = 0
         for i in range(stop):
-            if self.hi[i] <= self.lo[i]:
+            if self.hi[i] <= self.lo[i] and not self.libsvm_rho:
                 continue   # cannot move, so it says nothing about rho
             yG = self.y[i] * self.G[i]
             if self.is_upper(i):
@@ -1439,6 +1440,8 @@ cdef class _SMO:
                 total += yG
         if n_free > 0:
             return total / n_free
+        if self.libsvm_rho:
+            return (ub + lb) / 2
         # A one-sided interval happens when the feasible set is a single
         # point (e.g. a CCCP step where a whole class is "outliers"): take its
         # finite end, so the intercept stays finite and deterministic.
@@ -1472,7 +1475,7 @@ cdef long long STALL_MIN_ITERATIONS = 50_000
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
           double tol=1e-3, bint shrinking=True, max_iter=None, screen_callback=None,
           screen_every=0, gap_screening=0, gap_tau=None, gap_roundoff=None,
-          first_shrink=None, bint nu=False):
+          first_shrink=None, bint nu=False, bint libsvm_rho=False):
     """Solve the box QP of this module's docstring.
 
     Parameters
@@ -1526,6 +1529,13 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         shrinking and its rho; ``result.r`` is its r.  Needs ``y``, LIBSVM
         mode (Q rounded to float32) and neither screening nor fixed
         variables.
+    libsvm_rho : bool
+        rho as svm.cpp's calculate_rho computes it (the LIBSVM drop-in):
+        without free variables the midpoint of the allowed interval even
+        when one end is infinite (a class of weight 0: rho = +-inf), and
+        variables with a box [0, 0] counted at their upper bound.  By
+        default those say nothing about rho, and a one-sided interval
+        gives its finite end.
 
     Returns
     -------
@@ -1558,6 +1568,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
                          "fixed variables")
     s.nu = nu
     s.r = 0.0
+    s.libsvm_rho = libsvm_rho
     if gap_screening and (gap_tau is None or gap_roundoff is None):
         raise ValueError("gap_screening needs gap_tau and gap_roundoff "
                          "(screening.gap_rule_allowances)")
@@ -1594,8 +1605,10 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     if pinned.any():
         np.asarray(s.lo)[pinned] = np.asarray(s.alpha)[pinned]
         np.asarray(s.hi)[pinned] = np.asarray(s.alpha)[pinned]
-    # A variable with lo == hi cannot move: treat it as fixed.
-    is_fixed = (fixed_mask[order] | (np.asarray(s.hi) <= np.asarray(s.lo))).astype(np.int8)
+    # A variable with lo == hi cannot move: treat it as fixed (svm.cpp keeps
+    # it among the active variables, at its upper bound: so does libsvm_rho).
+    cannot_move = np.asarray(s.hi) <= np.asarray(s.lo)
+    is_fixed = (fixed_mask[order] | (cannot_move & (not libsvm_rho))).astype(np.int8)
     for pos in range(n):
         s.update_status(pos)
     n_fixed = np.count_nonzero(is_fixed)

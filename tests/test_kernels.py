@@ -208,6 +208,27 @@ def test_cross_kernel_matches_formula_and_training_kernel(kernel):
         assert_kernel_close(concat_cross(Xl, Xl, kernel, gamma, coef0, degree), train)
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_cross_kernel_on_very_wide_csr(kernel):
+    """Feature indices far beyond the nonzeros (hashed features): the
+    blocks keep only the columns the support vectors use, and equal the
+    kernel of the same data with those columns packed, including A's
+    columns that B lacks (they count in ||a||^2 for RBF)."""
+    gamma, coef0, degree = PARAMS[kernel]
+    X = random_data(12, 6, density=0.6, seed=3)
+    T = random_data(9, 7, density=0.6, seed=4)     # a seventh column only in T
+    spread = np.array([0, 5, 70_000, 2_000_000, 9_999_990, 12, 40_000_000])
+    wide_X = sp.csr_matrix((X[np.nonzero(X)], (np.nonzero(X)[0], spread[np.nonzero(X)[1]])),
+                           shape=(12, 50_000_000))
+    wide_T = sp.csr_matrix((T[np.nonzero(T)], (np.nonzero(T)[0], spread[np.nonzero(T)[1]])),
+                           shape=(9, 50_000_000))
+    X7 = np.hstack([X, np.zeros((12, 1))])
+    expected = reference_kernel(T, X7, kernel, gamma, coef0, degree)
+    for max_block in (1 << 22, 12 * 4):
+        assert_kernel_close(concat_cross(wide_T, wide_X, kernel, gamma, coef0, degree,
+                                         max_block), expected)
+
+
 def test_cross_kernel_precomputed_selects_columns():
     G = np.arange(20.0).reshape(4, 5)
     got = concat_cross(G, np.array([4, 0, 2]), "precomputed", 0.0, 0.0, 0, max_block=3)

@@ -380,21 +380,86 @@ def test_other_svm_types_reproduce_libsvm(data_root, name, options):
     np.testing.assert_allclose(p_ours[1], p_lib[1], rtol=1e-9, atol=1e-9 * scale)
 
 
-def test_one_class_with_nu_1_has_a_finite_rho(data_root):
-    """nu = 1 puts every alpha at its bound, so no free variable fixes rho.
-    LIBSVM takes the midpoint of [max y G, inf), i.e. rho = inf, and every
-    decision value is -inf; svmscreen's solver takes the finite end (its
-    rule for one-sided intervals, ``_SMO.calculate_rho``), which is as
-    optimal and keeps the decision values finite.  The same samples, and
-    the same labels: all -1 (f <= 0, with equality at the largest y G)."""
+@pytest.mark.parametrize("options", ["-s 2 -n 1", "-w1 0", "-w-1 0", "-w1 0 -w-1 0"])
+def test_infinite_rho_as_libsvm(data_root, options, tmp_path):
+    """No free variable fixes rho: one-class at nu = 1 (every alpha at its
+    bound), a class of weight 0 (its box is [0, 0], which svm.cpp counts at
+    its upper bound).  LIBSVM takes the midpoint of a one-sided interval,
+    rho = +-inf, and so does the drop-in (``solve(libsvm_rho=True)``; the
+    package's own solver keeps the finite end).  The model files are the
+    same bytes, the decision values the same infinities."""
     y, X = problem("heart_scale", data_root)
-    m_lib, m_ours = both_train(y, X, "-s 2 -n 1")
+    m_lib, m_ours = both_train(y, X, options)
     assert m_ours.get_sv_indices() == m_lib.get_sv_indices()
-    assert m_lib.rho[0] == np.inf and np.isfinite(m_ours.rho[0])
+    assert m_ours.rho[0] == m_lib.rho[0]
     p_lib, p_ours = both_predict(y, X, m_lib, m_ours)
-    assert p_ours[0] == p_lib[0] == [-1.0] * len(y)
-    # 0 up to the float rounding of the Q the solver saw (LIBSVM's cache)
-    assert np.all(np.isfinite(p_ours[2])) and np.max(p_ours[2]) == pytest.approx(0.0, abs=1e-6)
+    assert p_ours[0] == p_lib[0]
+    np.testing.assert_array_equal(p_ours[2], p_lib[2])
+    official.svm_save_model(str(tmp_path / "lib"), m_lib)
+    ours.svm_save_model(str(tmp_path / "ours"), m_ours)
+    assert (tmp_path / "lib").read_bytes() == (tmp_path / "ours").read_bytes()
+
+
+def test_nu_svc_with_r_0_as_libsvm(tmp_path, capfd):
+    """A point given both labels ends Solver_NU with r = 0: svm.cpp
+    divides by it (C = inf, rho = -nan, coefficients +-inf), prints and
+    saves that, and still predicts; the drop-in had raised
+    ZeroDivisionError.  A nan coefficient is no support vector (svm.cpp's
+    fabs(alpha) > 0)."""
+    y, x = [1, -1, -1], [{1: 1.0}, {1: 1.0}, {1: -1.0}]
+    m_lib = official.svm_train(y, x, "-s 1")
+    lib_out = capfd.readouterr().out
+    m_ours = ours.svm_train(y, x, "-s 1")
+    assert capfd.readouterr().out == lib_out
+    assert "C = inf" in lib_out and "rho = -nan" in lib_out
+    official.svm_save_model(str(tmp_path / "lib"), m_lib)
+    ours.svm_save_model(str(tmp_path / "ours"), m_ours)
+    assert (tmp_path / "lib").read_bytes() == (tmp_path / "ours").read_bytes()
+    assert ours.svm_predict(y, x, m_ours, "-q")[0] == official.svm_predict(y, x, m_lib, "-q")[0]
+    assert ours.svm_train(y, x, "-s 1 -v 3 -q") == official.svm_train(y, x, "-s 1 -v 3 -q")
+
+
+@pytest.mark.parametrize("y, x, options", [
+    ([1, 2, 3], [{1: 1}, {1: 2}, {1: 3}], "-b 1 -v 2 -q"),       # a fold trains on nothing
+    ([4.922, 3.668], [{1: 0.5, 2: -1.48}, {1: 0.14, 2: -0.83}], "-s 4 -b 1 -v 5 -q"),
+    ([4.922, 3.668], [{1: 0.5, 2: -1.48}, {1: 0.14, 2: -0.83}], "-s 3 -b 1 -v 2 -q"),
+])
+def test_probability_cross_validation_of_tiny_problems(y, x, options):
+    """-b 1 with -v where a training part is empty or one sample: LIBSVM
+    returns a figure (its 0/0 gives nan inside), the drop-in had raised
+    IndexError."""
+    assert ours.svm_train(y, x, options) == official.svm_train(y, x, options)
+
+
+@pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")
+def test_nan_decision_value_probability_as_libsvm():
+    """A nu-SVC pair with r = inf has nan decision values; svm.cpp's
+    min/max macros turn its pairwise estimate into min_prob, where np.clip
+    kept the nan (nan probabilities, another label)."""
+    y = [2, 1, 1, 1]
+    x = [{2: 1, 3: -0.5474330092590348}, {}, {1: 1.1887297512011654, 2: 0.5},
+         {1: 2.259922265766213, 2: 0.5, 3: 0.5}]
+    ctypes.CDLL(None).srand(1)
+    m_lib = official.svm_train(y, x, "-s 1 -t 0 -b 1 -q")
+    _rand.srand(1)
+    m_ours = ours.svm_train(y, x, "-s 1 -t 0 -b 1 -q")
+    p_lib = official.svm_predict(y, x, m_lib, "-b 1 -q")
+    p_ours = ours.svm_predict(y, x, m_ours, "-b 1 -q")
+    assert p_ours[0] == p_lib[0]
+    np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-12)
+
+
+def test_prediction_memory_follows_nonzeros_not_the_largest_index():
+    """One feature at index 2e9 (hashed features): prediction had built
+    a (2e9 + 1)-long index array in scipy's product (7.5 GB); the kernel
+    blocks now keep only the support vectors' columns."""
+    y, x = [1, -1, 1, -1], [{1: 1, 2000000000: 1}, {1: -1}, {2: 1}, {2: -1, 5: 1}]
+    for options in ("-t 0 -q", "-t 2 -q", "-t 1 -q"):
+        m_lib, m_ours = official.svm_train(y, x, options), ours.svm_train(y, x, options)
+        p_lib = official.svm_predict(y, x, m_lib, "-q")
+        p_ours = ours.svm_predict(y, x, m_ours, "-q")
+        assert p_ours[0] == p_lib[0]
+        np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")

@@ -40,7 +40,7 @@ from svmscreen._kernels import Kernel, compute_layout, cross_kernel
 from svmscreen._solver import QMatrix, solve
 from svmscreen.libsvm._rand import default_generator
 from svmscreen.libsvm.svm import (C_SVC, EPSILON_SVR, KERNEL_CODE_NAMES, NU_SVC, NU_SVR,
-                                  ONE_CLASS, PRECOMPUTED, print_stdout, svm_model)
+                                  ONE_CLASS, PRECOMPUTED, c_number, print_stdout, svm_model)
 
 __all__ = ["train", "cross_validation", "group_classes", "decision_values", "predict",
            "predict_probability", "sigmoid_train", "sigmoid_predict",
@@ -177,7 +177,7 @@ def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info, nu=False, kernel_
                     in_order=True)
     Q = QMatrix(kernel, sign, float(param.cache_size), round_float32=True, rows=kernel_row)
     result = solve(Q, p, np.zeros(sign.shape[0]), hi, alpha0, y=sign, tol=float(param.eps),
-                   shrinking=bool(param.shrinking), nu=nu)
+                   shrinking=bool(param.shrinking), nu=nu, libsvm_rho=True)
     if info is not None:
         # svm.cpp's marks, in its order: '.' per min(l, 1000) iterations,
         # '*' per gradient rebuild, and its warning when few variables are free
@@ -189,6 +189,13 @@ def _libsvm_solve(rows, idx, sign, p, alpha0, hi, param, info, nu=False, kernel_
     return result
 
 
+def _nu_line(total, size):
+    """svm.cpp's "nu = %f" line of total / size, in C's double arithmetic:
+    nan or inf at size 0 (a weight of 0, an empty CV fold), printed as C."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return "nu = %s\n" % c_number("%f", np.float64(total) / np.float64(size))
+
+
 def _report(info, objective, rho, first_line, coef, at_bound):
     """``svm_train_one``'s lines after the solver's (``first_line``: the
     solve_* function's own, if it prints one)."""
@@ -196,9 +203,11 @@ def _report(info, objective, rho, first_line, coef, at_bound):
         return
     if first_line is not None:
         info(first_line)
-    info("obj = %f, rho = %f\n" % (objective, rho))
-    info("nSV = %d, nBSV = %d\n" % (np.count_nonzero(coef != 0),
-                                    np.count_nonzero((coef != 0) & at_bound)))
+    info("obj = %s, rho = %s\n" % (c_number("%f", objective), c_number("%f", rho)))
+    # svm.cpp counts fabs(alpha) > 0: a nan coefficient (r = 0) is none
+    is_sv = np.abs(coef) > 0
+    info("nSV = %d, nBSV = %d\n" % (np.count_nonzero(is_sv),
+                                    np.count_nonzero(is_sv & at_bound)))
 
 
 def solve_pair(rows, idx, sign, Cp, Cn, param, info):
@@ -213,7 +222,7 @@ def solve_pair(rows, idx, sign, Cp, Cn, param, info):
     result = _libsvm_solve(rows, idx, sign, -np.ones(n), np.zeros(n), hi, param, info)
     alpha = result.alpha
     _report(info, result.objective, result.rho,
-            "nu = %f\n" % (alpha.sum() / (Cp * n)) if Cp == Cn else None, alpha, alpha >= hi)
+            _nu_line(alpha.sum(), Cp * n) if Cp == Cn else None, alpha, alpha >= hi)
     return alpha * sign, float(result.rho)
 
 
@@ -230,14 +239,17 @@ def solve_nu_svc(rows, idx, sign, param, info):
         remaining[sign[i]] -= alpha0[i]
     result = _libsvm_solve(rows, idx, sign, np.zeros(n), alpha0, np.ones(n), param, info,
                            nu=True)
-    r = result.r
-    info("C = %f\n" % (1 / r))
-    # svm.cpp's operations, in its order: alpha_i *= y_i / r, rho /= r,
-    # obj /= r^2, and the bound 1/r of nBSV
-    coef = result.alpha * (sign / r)
-    _report(info, result.objective / (r * r), result.rho / r, None, coef,
-            np.abs(coef) >= 1 / r)
-    return coef, float(result.rho / r)
+    # r = 0 happens (a duplicate point with both labels): svm.cpp's double
+    # divisions then give inf and nan, which it prints and saves; so do these
+    r = np.float64(result.r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        info("C = %f\n" % (1 / r))
+        # svm.cpp's operations, in its order: alpha_i *= y_i / r, rho /= r,
+        # obj /= r^2, and the bound 1/r of nBSV
+        coef = result.alpha * (sign / r)
+        rho = result.rho / r
+        _report(info, result.objective / (r * r), rho, None, coef, np.abs(coef) >= 1 / r)
+    return coef, float(rho)
 
 
 def _solve_svr_dual(rows, l, p, alpha0, C, param, info, nu=False):
@@ -260,8 +272,8 @@ def solve_epsilon_svr(rows, y, param, info):
     C = float(param.C)
     result, coef = _solve_svr_dual(rows, l, np.concatenate([param.p - y, param.p + y]),
                                    np.zeros(2 * l), C, param, info)
-    _report(info, result.objective, result.rho, "nu = %f\n" % (np.abs(coef).sum() / (C * l)),
-            coef, np.abs(coef) >= C)
+    _report(info, result.objective, result.rho, _nu_line(np.abs(coef).sum(), C * l), coef,
+            np.abs(coef) >= C)
     return coef, float(result.rho)
 
 
@@ -349,7 +361,7 @@ def train(prob, param, info=print_stdout, rng=None):
             probA[p], probB[p] = binary_svc_probability(rows, idx, sign, weighted_C[i],
                                                         weighted_C[j], param, info, rng)
         coef, rho[p] = solve_pair(rows, idx, sign, weighted_C[i], weighted_C[j], param, info)
-        nonzero[idx[coef != 0]] = True
+        nonzero[idx[np.abs(coef) > 0]] = True        # svm.cpp's fabs(alpha) > 0
         coefs.append(coef)
 
     nSV = np.array([np.count_nonzero(nonzero[start[c]:start[c] + count[c]])
@@ -399,7 +411,7 @@ def _train_single(prob, param, info, rng):
             model.probA = np.array([svr_probability(prob, param, info, rng)])
     else:
         coef, rho = solve_one_class(rows, prob.l, param, info)
-    sv = np.flatnonzero(coef != 0)
+    sv = np.flatnonzero(np.abs(coef) > 0)
     model.rho = np.array([rho])
     model.l = int(sv.size)
     model.SV = prob.X[sv]
@@ -410,6 +422,11 @@ def _train_single(prob, param, info, rng):
     return model
 
 
+def _sum_in_order(values):
+    """sum_i values[i] added in index order, as a C loop (0 if empty)."""
+    return float(np.cumsum(values)[-1]) if values.size else 0.0
+
+
 def svr_probability(prob, param, info, rng):
     """``svm_svr_probability``: sigma of the Laplace model of the residuals
     y - f(x) of a 5-fold CV, the mean |residual| over those within
@@ -418,12 +435,15 @@ def svr_probability(prob, param, info, rng):
     fitted.probability = 0
     residual = np.asarray(prob.y, dtype=np.float64) - cross_validation(
         prob, fitted, PROBABILITY_FOLDS, info, rng)
-    # sums in index order (cumsum), as svm.cpp's loops
     size = np.abs(residual)
-    mae = np.cumsum(size)[-1] / size.size
-    std = np.sqrt(2.0 * mae * mae)
-    kept = size[size <= 5.0 * std]
-    mae = np.cumsum(kept)[-1] / kept.size
+    # svm.cpp's loops: sums in index order (cumsum), the samples not beyond
+    # 5 std kept (a nan residual too), and a division by 0 samples giving nan
+    # (an outer CV fold can leave none to train on)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mae = _sum_in_order(size) / np.float64(size.size)
+        std = np.sqrt(2.0 * mae * mae)
+        kept = size[~(size > 5.0 * std)]
+        mae = _sum_in_order(kept) / np.float64(kept.size)
     info("Prob. model for test data: target value = predicted value + z,\nz: Laplace "
          "distribution e^(-|z|/sigma)/(2sigma),sigma= %g\n" % mae)
     return mae
@@ -483,8 +503,8 @@ def binary_svc_probability(rows, idx, sign, Cp, Cn, param, info, rng):
             # it regroups the samples with +1 first, as svm_group_classes.
             order = np.concatenate([train_pos[positive], train_pos[~positive]])
             coef, rho = solve_pair(rows, idx[order], sign[order], Cp, Cn, param, info)
-            info("Total nSV = %d\n" % np.count_nonzero(coef))
-            sv = coef != 0
+            sv = np.abs(coef) > 0
+            info("Total nSV = %d\n" % np.count_nonzero(sv))
             if test_pos.size:
                 K = rows.cross(idx[test_pos], idx[order][sv])
                 dec[test_pos] = K @ coef[sv] - rho
@@ -690,33 +710,36 @@ def decision_values(model, X):
     dec : ndarray (n, k(k-1)/2) for classification (pair order of
         ``class_pairs``), (n, 1) for regression and one-class.
     """
-    n = X.shape[0]
-    svm_type = model.param.svm_type
-    if svm_type not in (C_SVC, NU_SVC):
-        dec = np.full((n, 1), -float(model.rho[0]))
-        if model.l:
-            for start, stop, K in kernel_blocks(model, X):
-                dec[start:stop, 0] += K @ model.sv_coef[0]
+    # C's arithmetic is silent on inf and nan (the infinite coefficients
+    # of a nu-SVC pair with r = 0); so are these sums
+    with np.errstate(over="ignore", invalid="ignore"):
+        n = X.shape[0]
+        svm_type = model.param.svm_type
+        if svm_type not in (C_SVC, NU_SVC):
+            dec = np.full((n, 1), -float(model.rho[0]))
+            if model.l:
+                for start, stop, K in kernel_blocks(model, X):
+                    dec[start:stop, 0] += K @ model.sv_coef[0]
+            return dec
+        k = model.nr_class
+        pairs = class_pairs(k)
+        dec = np.empty((n, len(pairs)))
+        dec[:] = -np.asarray(model.rho, dtype=np.float64)[None, :]
+        if not pairs or n == 0:
+            return dec
+        nSV = np.asarray(model.nSV)
+        sv_start = np.concatenate([[0], np.cumsum(nSV)])
+        coef = np.asarray(model.sv_coef)
+        for start, stop, K in kernel_blocks(model, X):
+            if k == 2:
+                dec[start:stop, 0] += K @ coef[0]
+                continue
+            # parts[c][:, m] = sum over class c's SVs of K * sv_coef[m]
+            parts = [K[:, sv_start[c]:sv_start[c + 1]] @ coef[:, sv_start[c]:sv_start[c + 1]].T
+                     for c in range(k)]
+            for p, (i, j) in enumerate(pairs):
+                dec[start:stop, p] += parts[i][:, j - 1] + parts[j][:, i]
         return dec
-    k = model.nr_class
-    pairs = class_pairs(k)
-    dec = np.empty((n, len(pairs)))
-    dec[:] = -np.asarray(model.rho, dtype=np.float64)[None, :]
-    if not pairs or n == 0:
-        return dec
-    nSV = np.asarray(model.nSV)
-    sv_start = np.concatenate([[0], np.cumsum(nSV)])
-    coef = np.asarray(model.sv_coef)
-    for start, stop, K in kernel_blocks(model, X):
-        if k == 2:
-            dec[start:stop, 0] += K @ coef[0]
-            continue
-        # parts[c][:, m] = sum over class c's SVs of K * sv_coef[m]
-        parts = [K[:, sv_start[c]:sv_start[c + 1]] @ coef[:, sv_start[c]:sv_start[c + 1]].T
-                 for c in range(k)]
-        for p, (i, j) in enumerate(pairs):
-            dec[start:stop, p] += parts[i][:, j - 1] + parts[j][:, i]
-    return dec
 
 
 def labels_from_values(model, dec):
@@ -772,9 +795,15 @@ def predict_probability(model, X, info=None):
         k = model.nr_class
         label = np.asarray(model.label, dtype=np.float64)
         if k < 2:
-            return np.full(dec.shape[0], label[0]), np.ones((dec.shape[0], max(k, 1)))
-        r = np.clip(sigmoid_predict(dec, np.asarray(model.probA), np.asarray(model.probB)),
-                    MIN_PROB, 1 - MIN_PROB)
+            # svm.cpp returns label[0]: of an empty training set (a CV fold)
+            # it has none, and the label is then 0, as ``labels_from_values``
+            return (np.full(dec.shape[0], label[0] if k == 1 else 0.0),
+                    np.ones((dec.shape[0], max(k, 1))))
+        r = sigmoid_predict(dec, np.asarray(model.probA), np.asarray(model.probB))
+        # svm.cpp's min(max(r, min_prob), 1 - min_prob) with its macros
+        # (x > y ? x : y): a nan r (a nan decision value) becomes min_prob
+        r = np.where(r > MIN_PROB, r, MIN_PROB)
+        r = np.where(r < 1 - MIN_PROB, r, 1 - MIN_PROB)
         if k == 2:
             prob = np.column_stack([r[:, 0], 1 - r[:, 0]])
         else:

@@ -37,7 +37,8 @@ import scipy.sparse as sp
 
 from svmscreen._files import atomic_output
 from svmscreen.libsvm.svm import (C_SVC, KERNEL_TYPE_TABLE, NU_SVC, POLY, PRECOMPUTED, RBF,
-                                  SIGMOID, SVM_TYPE_TABLE, svm_model, svm_parameter)
+                                  SIGMOID, SVM_TYPE_TABLE, c_number, svm_model,
+                                  svm_parameter)
 
 __all__ = ["format_model", "save_model", "load_model"]
 
@@ -46,7 +47,7 @@ N_DENSITY_MARKS = 10
 
 # ------------------------------------------------------------------ writer
 def _numbers(keyword, values, fmt):
-    return keyword + "".join(" " + fmt % v for v in np.asarray(values).tolist()) + "\n"
+    return keyword + "".join(" " + c_number(fmt, v) for v in np.asarray(values).tolist()) + "\n"
 
 
 def format_model(model):

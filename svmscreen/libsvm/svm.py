@@ -11,6 +11,7 @@ pairs, 2-D ndarrays, scipy sparse matrices) is converted here, once, by
 ``as_index_csr``; the caller's objects are never modified.
 """
 import copy
+import math
 import numbers
 import sys
 from enum import IntEnum
@@ -47,6 +48,16 @@ SVM_TYPE_TABLE = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPE_TABLE = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 # The kernel names of svmscreen._kernels, by LIBSVM code.
 KERNEL_CODE_NAMES = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+
+def c_number(fmt, value):
+    """``fmt % value`` as C's printf writes it: a NaN with its sign bit
+    set (x86's 0/0, e.g. nu-SVC's rho / r at r = 0) is "-nan" there and
+    "nan" in Python."""
+    text = fmt % value
+    if value != value and math.copysign(1.0, value) < 0:
+        text = text.replace("nan", "-nan")
+    return text
 
 
 def print_null(s):

@@ -9,8 +9,9 @@ printed messages.
 
 Differences from libsvm's binding, all deliberate:
 
-* one-class with nu = 1 (every alpha at its bound) gets the finite end of
-  rho's interval, where LIBSVM writes ``rho inf``;
+* feature index 0 outside a precomputed kernel is refused with an error
+  naming the line (LIBSVM's documented indices start at 1; it accepts 0
+  unchecked), in data and in model files;
 * malformed model files raise ``ValueError`` naming the line (libsvm
   returns None); a missing model file still prints "can't open model file"
   and returns None;
