@@ -152,6 +152,9 @@ class OneVsOnePath(PathResult):
 
     def model(self, index):
         """The OneVsOneModel at path position ``index`` (needs keep="all")."""
+        if self.pair_paths[0].alphas is None:
+            raise ValueError("the path kept summaries only (keep='summary'); refit that C "
+                             "with svmscreen.train_path(X, y, C=[C])")
         return OneVsOneModel(self.classes_, self.pairs,
                              [path.model(index) for path in self.pair_paths],
                              self.pair_rows, self._n_train)

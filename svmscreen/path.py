@@ -876,10 +876,16 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     PathResult (OneVsOnePath for more than two classes), or a list of them
     for a list of gamma values.
     """
-    if isinstance(gamma, (list, tuple, np.ndarray)):
+    verbose = check_flag(verbose, "verbose")
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(f"random_state must be an integer (the folds' seed), got "
+                        f"{random_state!r}")
+    if isinstance(gamma, (list, tuple)) or np.ndim(gamma) > 0:
         gammas = list(gamma)
         if not gammas:
             raise ValueError("gamma is an empty list")
+        if any(np.ndim(g) > 0 for g in gammas):
+            raise TypeError(f"gamma must be one value or a flat list of values, got {gamma!r}")
         if hasattr(cv, "__iter__") and not isinstance(cv, (str, bytes)):
             cv = list(cv)       # every gamma's path takes the same splits
         options = dict(C=C, n_C=n_C, C_range=C_range, grid=grid, epsilon=epsilon,

@@ -325,6 +325,9 @@ def test_inputs_not_modified():
     (dict(gamma=-1.0), ValueError, "gamma"),
     (dict(kernel="cubic"), ValueError, "kernel"),
     (dict(tol=0.0), ValueError, "tol"),
+    (dict(gamma=[[0.1]]), TypeError, "flat list"),
+    (dict(verbose="no"), TypeError, "verbose"),
+    (dict(random_state="a"), TypeError, "random_state"),
 ])
 def test_bad_input(kwargs, error, match):
     X, y = load_dataset("heart_scale")
@@ -409,7 +412,7 @@ def test_one_vs_one_cross_validation_is_the_vote_of_the_pairs():
             accuracy = np.mean(fold_path.model(t).predict(X[held]) == y[held])
             assert path.cv_accuracy[k, t] == pytest.approx(accuracy)
     assert path.best_C == grid[np.argmax(path.cv_accuracy.mean(axis=0))]
-    with pytest.raises(ValueError, match="keep='summary'"):
+    with pytest.raises(ValueError, match=r"keep=.summary.*train_path\(X, y, C=\[C\]\)"):
         path.best_model
 
 
