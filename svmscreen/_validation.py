@@ -51,7 +51,7 @@ def check_X(X, name="X", precomputed=False):
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"{name} is empty: shape {X.shape}")
-        check_csr_indices(X, name)
+        X = canonical_csr(X, name)
         data = np.asarray(X.data, dtype=np.float64)
         if not np.all(np.isfinite(data)):
             raise ValueError(f"{name} contains NaN or infinity")
@@ -70,9 +70,12 @@ def check_X(X, name="X", precomputed=False):
     return arr
 
 
-def check_csr_indices(X, name):
-    """Column indices must be sorted and unique in every row, as LIBSVM's
-    format requires; we refuse rather than sort the caller's matrix."""
+def canonical_csr(X, name):
+    """X with the column indices of every row sorted and unique, as the
+    kernels' merge-joins need: X itself if they are, else a canonical copy
+    (duplicates summed, which is what the matrix means to scipy, e.g. a
+    column selection ``X[:, order]`` that leaves rows unsorted); the
+    caller's matrix is never sorted in place."""
     indptr, indices = X.indptr, X.indices
     if indices.size and (indices.min() < 0 or indices.max() >= X.shape[1]):
         raise ValueError(f"{name}: CSR column index out of range")
@@ -80,12 +83,11 @@ def check_csr_indices(X, name):
     row_starts = indptr[1:-1]
     inside_row = np.ones(step.shape, dtype=bool)
     inside_row[row_starts[(row_starts > 0) & (row_starts < indices.size)] - 1] = False
-    bad = np.flatnonzero(inside_row & (step <= 0))
-    if bad.size:
-        row = int(np.searchsorted(indptr, bad[0], side="right") - 1)
-        raise ValueError(
-            f"{name}: CSR row {row} has unsorted or duplicate column indices; "
-            f"call sort_indices() and sum_duplicates() on a copy first")
+    if not np.any(inside_row & (step <= 0)):
+        return X
+    X = X.copy()
+    X.sum_duplicates()
+    return X
 
 
 def check_precomputed(K, name="X", n_train=None):
