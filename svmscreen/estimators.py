@@ -60,6 +60,30 @@ def _check_X_y(estimator, X, y, kernel):
     return X, y, classes, y_index
 
 
+def _class_weights(class_weight, classes, y, per_sample_weight=None):
+    """compute_class_weight ("balanced", a dict or None), each weight
+    finite and >= 0 and named by its label when not; with the samples'
+    weights (class times sample weight), at least two classes must weigh
+    something, as scikit-learn's SVC asks."""
+    weights = compute_class_weight(class_weight, classes=classes, y=y)
+    for label, weight in zip(classes, weights):
+        if not (np.isfinite(weight) and weight >= 0):
+            raise ValueError(f"class_weight for class {np.asarray(label).item()!r} must be "
+                             f"finite and >= 0, got {float(weight)!r}")
+    if per_sample_weight is not None:
+        y_index = np.searchsorted(classes, y)
+        total = np.bincount(y_index, weights=weights[y_index] * per_sample_weight,
+                            minlength=classes.size)
+        if not np.any(total > 0):
+            raise ValueError("class_weight times sample_weight is zero for every sample: "
+                             "nothing to train")
+        if np.count_nonzero(total > 0) < 2:
+            raise ValueError("Invalid input - all samples with positive weights belong to "
+                             f"the same class (class weights {weights.tolist()}, and "
+                             "sample_weight)")
+    return weights
+
+
 def _check_X(estimator, X):
     check_is_fitted(estimator)
     return validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C",
@@ -204,12 +228,12 @@ class SVC(_Estimator):
             raise ValueError("decision_function_shape must be 'ovr' or 'ovo', got "
                              f"{self.decision_function_shape!r}")
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
+        probability = check_flag(self.probability, "probability")
         # C_i = C * class_weight[y_i] * sample_weight_i, as scikit-learn's SVC
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_,
-                                                  y=y)
-        weight = self.class_weight_[y_index]
-        if sample_weight is not None:
-            weight = weight * check_sample_weight(sample_weight, y.size)
+        sample_weight = (np.ones(y.size) if sample_weight is None
+                         else check_sample_weight(sample_weight, y.size))
+        self.class_weight_ = _class_weights(self.class_weight, self.classes_, y, sample_weight)
+        weight = self.class_weight_[y_index] * sample_weight
         precomputed = self.kernel == "precomputed"
         C, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
             C=self.C, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
@@ -227,14 +251,30 @@ class SVC(_Estimator):
             X_pair = X[np.ix_(rows, rows)] if precomputed else X[rows]
             support, coef, b, n_iter = self._solve_pair(X_pair, signs, weight[rows])
             pairs.append((rows[support], coef, b, n_iter))
-            if self.probability:
+            if probability:
                 sigmoids.append(self._pair_sigmoid(X_pair, signs, weight[rows], rng))
-        if self.probability:
+        if probability:
             self.probA_, self.probB_ = (np.array(v, dtype=np.float64) for v in zip(*sigmoids))
         else:
             self.probA_ = self.probB_ = np.empty(0)
         self._set_support(X, y_index, precomputed, pairs)
+        self.fit_status_ = 0
+        self.shape_fit_ = X.shape
         return self
+
+    @property
+    def coef_(self):
+        """The weights of the decision functions in feature space, kernel
+        "linear" only (scikit-learn's property): shape (1, n_features) for
+        two classes (f > 0 predicts ``classes_[1]``), else one row per pair
+        (positive for its first class); sparse after a sparse fit."""
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        check_is_fitted(self)
+        coef = (self.dual_coef_ if self.classes_.size == 2 else self._pair_coef.T.toarray())
+        if sp.issparse(self.support_vectors_):
+            return sp.csr_matrix(sp.csr_matrix(coef) @ self.support_vectors_)
+        return coef @ self.support_vectors_
 
     def _set_support(self, X, y_index, precomputed, pairs):
         """support_, support_vectors_, n_support_, dual_coef_, intercept_ in
@@ -354,9 +394,12 @@ class _BinaryModelClassifier(_Estimator):
         _binary_only(self, self.classes_)
         return X, y_index, self._index_class_weight(y)
 
-    def _index_class_weight(self, y):
-        """class_weight (dict, "balanced" or None) as {class index: weight}."""
-        weights = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+    def _index_class_weight(self, y, sample_weight=None):
+        """class_weight (dict, "balanced" or None) as {class index: weight},
+        checked (``_class_weights``)."""
+        weights = _class_weights(self.class_weight, self.classes_, y,
+                                 np.ones(y.size) if sample_weight is None
+                                 else check_sample_weight(sample_weight, y.size))
         return {k: float(w) for k, w in enumerate(weights)}
 
 
@@ -430,10 +473,12 @@ class SVCPathCV(_BinaryModelClassifier):
         splits = list(check_cv(self.cv, y_index, classifier=True).split(X, y_index))
         gammas = list(self.gamma) if isinstance(self.gamma, (list, tuple, np.ndarray)) \
             else [self.gamma]
+        if not gammas:
+            raise ValueError("gamma is an empty list")
         if self.classes_.size > 2:
             return self._fit_one_vs_one(X, y_index, sample_weight, splits, gammas)
         # X and y are checked above; two classes here
-        class_weight = self._index_class_weight(y)
+        class_weight = self._index_class_weight(y, sample_weight)
         grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
         self.paths_ = train_path(
             X, y_index, **grid, C_range=self.C_range, kernel=self.kernel,
@@ -454,10 +499,10 @@ class SVCPathCV(_BinaryModelClassifier):
     def _fit_one_vs_one(self, X, y_index, sample_weight, splits, gammas):
         self.Cs_ = log_grid(self.C_range, self.Cs) if np.ndim(self.Cs) == 0 \
             else check_C_grid(self.Cs)
-        weight = compute_class_weight(self.class_weight, classes=self.classes_,
-                                      y=self.classes_[y_index])[y_index]
-        if sample_weight is not None:
-            weight = weight * check_sample_weight(sample_weight, y_index.size)
+        sample_weight = (np.ones(y_index.size) if sample_weight is None
+                         else check_sample_weight(sample_weight, y_index.size))
+        weight = _class_weights(self.class_weight, self.classes_, self.classes_[y_index],
+                                sample_weight)[y_index] * sample_weight
         masks = cv_splits(splits, y_index)
         # what train_path checks for the binary case
         _, kernel, degree, coef0, tol, cache_size, _ = check_parameters(

@@ -283,7 +283,9 @@ def test_svc_path_cv_one_vs_one_picks_what_grid_search_picks():
     (dict(C=-1.0), "C must be"), (dict(kernel="cubic"), "kernel"), (dict(tol=0.0), "tol"),
     (dict(gamma=-1.0), "gamma"), (dict(max_iter=0), "max_iter"),
     (dict(cache_size=-5), "cache_size"), (dict(decision_function_shape="all"), "ovr"),
-    (dict(shrinking="yes"), "shrinking"),
+    (dict(shrinking="yes"), "shrinking"), (dict(probability="False"), "probability"),
+    (dict(class_weight={1: -1.0}), "class_weight for class 1 must be finite and >= 0"),
+    (dict(class_weight={0: np.nan}), "class_weight for class 0 must be finite"),
 ])
 def test_svc_bad_parameters_name_the_argument(params, match):
     X, y = load_iris(return_X_y=True)
@@ -296,6 +298,8 @@ def test_svc_bad_parameters_name_the_argument(params, match):
     (dict(kernel="cubic"), "kernel"), (dict(tol=-1.0), "tol"), (dict(gamma=-1.0), "gamma"),
     (dict(screening="ball"), "screening"), (dict(Cs=[1.0, 0.5]), "strictly increasing"),
     (dict(cv=1), "n_splits=2 or more"),     # scikit-learn's check_cv
+    (dict(class_weight={1: -1.0}), "class_weight for class 1 must be finite and >= 0"),
+    (dict(gamma=[]), "gamma is an empty list"),
 ])
 def test_svc_path_cv_bad_parameters_name_the_argument(n_classes, params, match):
     X, y = load_iris(return_X_y=True)
@@ -314,3 +318,62 @@ def test_negative_sample_weight_is_an_error(Estimator, n_classes):
     weight[3] = -1.0
     with pytest.raises(ValueError, match="sample_weight must be finite and >= 0"):
         Estimator().fit(X[keep], y[keep], sample_weight=weight)
+
+
+@pytest.mark.parametrize("Estimator", [SVC, SVCPathCV, RampSVC])
+def test_a_single_class_with_weight_is_an_error(Estimator):
+    """As scikit-learn's SVC: when only one class weighs something (class
+    weights times sample weights), there is nothing to separate; the
+    estimators had fitted a constant model in silence."""
+    X, y = load_iris(return_X_y=True)
+    keep = y < 2
+    with pytest.raises(ValueError, match="all samples with positive weights belong to the "
+                                         "same class"):
+        Estimator(class_weight={0: 0.0}).fit(X[keep], y[keep])
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_linear_coef_matches_scikit_learn(n_classes, sparse):
+    """coef_ (kernel "linear"), as scikit-learn's: dual_coef_ times the
+    support vectors for two classes, one row per pair otherwise; it serves
+    feature selection (RFE)."""
+    import scipy.sparse as sp
+    from sklearn.feature_selection import RFE
+    X, y = load_iris(return_X_y=True)
+    keep = y < n_classes
+    X, y = X[keep], y[keep]
+    Xs = sp.csr_matrix(X) if sparse else X
+    ours = SVC(kernel="linear", C=0.5, tol=1e-10).fit(Xs, y)
+    theirs = svm.SVC(kernel="linear", C=0.5, tol=1e-10).fit(Xs, y)
+    coef = ours.coef_.toarray() if sparse else ours.coef_
+    assert sp.issparse(ours.coef_) == sparse
+    expected = theirs.coef_.toarray() if sp.issparse(theirs.coef_) else theirs.coef_
+    np.testing.assert_allclose(coef, expected, atol=1e-3)     # LIBSVM's float cache
+    np.testing.assert_allclose(X @ coef.T + ours.intercept_,
+                               ours.decision_function(X).reshape(len(y), -1)
+                               if n_classes == 2 else
+                               ours.set_params(decision_function_shape="ovo")
+                               .decision_function(X), rtol=1e-9, atol=1e-9)
+    assert ours.shape_fit_ == X.shape and ours.fit_status_ == 0
+    selected = RFE(SVC(kernel="linear"), n_features_to_select=2).fit(X, y).support_
+    np.testing.assert_array_equal(
+        selected, RFE(svm.SVC(kernel="linear"), n_features_to_select=2).fit(X, y).support_)
+    with pytest.raises(AttributeError, match="linear kernel"):
+        SVC(kernel="rbf").fit(X, y).coef_
+
+
+def test_kernel_names_from_an_array_and_unsorted_csr():
+    """A grid of kernel names as an array gives numpy.str_ values, and a
+    column selection leaves CSR rows unsorted: scikit-learn's SVC takes
+    both, and so do these (they had failed at predict, or refused the CSR)."""
+    import scipy.sparse as sp
+    X, y = load_iris(return_X_y=True)
+    grid = GridSearchCV(SVC(), {"kernel": np.array(["linear", "rbf"])}, cv=3,
+                        error_score="raise").fit(X, y)
+    assert grid.best_estimator_.predict(X).shape == y.shape
+    shuffled = sp.csr_matrix(X)[:, [3, 2, 1, 0]]
+    assert not shuffled.has_sorted_indices
+    for Estimator in (SVC, SVCPathCV):
+        model = Estimator().fit(shuffled, y)
+        np.testing.assert_array_equal(model.predict(shuffled), model.predict(X[:, [3, 2, 1, 0]]))
