@@ -250,7 +250,7 @@ def check_flag(value, name):
     return bool(value)
 
 
-def warn_if_not_converged(status, max_iter):
+def warn_if_not_converged(status, max_iter, category=ConvergenceWarning):
     if status == "max_iter":
         warnings.warn(f"the solver reached max_iter={max_iter} before the tolerance; "
-                      "the solution may be inexact", ConvergenceWarning, stacklevel=3)
+                      "the solution may be inexact", category, stacklevel=3)

@@ -18,6 +18,7 @@ imports scikit-learn (>= 1.6), which the rest of svmscreen does not need:
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils import compute_class_weight
 from sklearn.utils.metaestimators import available_if
@@ -25,7 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._kernels import cross_kernel
-from svmscreen._validation import (INT64_MAX, check_flag, check_parameters, check_precomputed,
+from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_flag, check_parameters, check_precomputed,
                                    check_sample_weight, check_X, resolve_gamma,
                                    warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
@@ -37,6 +38,12 @@ from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits,
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
+
+
+class EstimatorConvergenceWarning(ConvergenceWarning, SklearnConvergenceWarning):
+    """svmscreen's ConvergenceWarning that scikit-learn's filters also
+    catch (``warnings.filterwarnings(..., category=sklearn.exceptions.
+    ConvergenceWarning)``)."""
 
 
 def _no_cap(max_iter):
@@ -185,7 +192,7 @@ class SVC(_Estimator):
             raise ValueError("C times class_weight and sample_weight is zero for every "
                              "sample of a pair of classes: nothing to train")
         result = solve_dual(X, signs, hi, **options)
-        warn_if_not_converged(result.status, result.max_iter)
+        warn_if_not_converged(result.status, result.max_iter, EstimatorConvergenceWarning)
         support = np.flatnonzero(result.alpha > 0)
         return support, signs[support] * result.alpha[support], -result.rho, result.n_iter
 

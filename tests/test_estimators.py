@@ -377,3 +377,16 @@ def test_kernel_names_from_an_array_and_unsorted_csr():
     for Estimator in (SVC, SVCPathCV):
         model = Estimator().fit(shuffled, y)
         np.testing.assert_array_equal(model.predict(shuffled), model.predict(X[:, [3, 2, 1, 0]]))
+
+
+def test_max_iter_warning_is_also_scikit_learns():
+    """scikit-learn's ConvergenceWarning filters catch SVC's max_iter warning."""
+    import warnings
+    from sklearn.exceptions import ConvergenceWarning
+    from svmscreen._validation import ConvergenceWarning as OwnWarning
+    X, y = load_iris(return_X_y=True)
+    for category in (ConvergenceWarning, OwnWarning):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", category)
+            with pytest.raises(category, match="max_iter=3"):
+                SVC(max_iter=3).fit(X, y)
