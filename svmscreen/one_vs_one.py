@@ -178,7 +178,8 @@ def _pair_path(X, y_index, hi_unit, pair, classes, grid, params, path_options, k
     # PathResult reads its rows only to build a model from a solution)
     summary = keep != "all"
     result = PathResult(rows, None if summary else alphas, params,
-                        None if summary else X_train, signs[train], classes[[j, i]])
+                        None if summary else X_train, signs[train], classes[[j, i]],
+                        X_is_private=True)
     result.gamma = params["gamma"]
     return result, np.flatnonzero(train), is_sv
 

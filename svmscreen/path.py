@@ -194,7 +194,7 @@ class PathResult:
               "screened_zero", "screened_bound", "put_back", "n_iter", "rule_seconds",
               "solve_seconds")
 
-    def __init__(self, rows, alphas, model_params, X, signs, classes):
+    def __init__(self, rows, alphas, model_params, X, signs, classes, X_is_private=False):
         for name in self.FIELDS:
             setattr(self, name, np.array([row[name] for row in rows]))
         self.n_variables = signs.size       # the dual variables of the problem
@@ -205,8 +205,11 @@ class PathResult:
         # The rows that are a support vector at some C, copied: a model built
         # later must not follow changes to the caller's X (the path shares
         # an X that needed no conversion), and the others are never read.
+        # An X of the path's own (a one-vs-one pair's rows) is kept as is.
         self._sv_rows = self._sv_X = None
-        if alphas is not None and X is not None and model_params["kernel"] != "precomputed":
+        if X_is_private and X is not None:
+            self._sv_rows, self._sv_X = np.arange(signs.size), X
+        elif alphas is not None and X is not None and model_params["kernel"] != "precomputed":
             used = np.zeros(signs.size, dtype=bool)
             for alpha in alphas:
                 used |= alpha > 0
