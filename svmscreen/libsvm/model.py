@@ -445,7 +445,7 @@ def svr_probability(prob, param, info, rng):
         kept = size[~(size > 5.0 * std)]
         mae = _sum_in_order(kept) / np.float64(kept.size)
     info("Prob. model for test data: target value = predicted value + z,\nz: Laplace "
-         "distribution e^(-|z|/sigma)/(2sigma),sigma= %g\n" % mae)
+         "distribution e^(-|z|/sigma)/(2sigma),sigma= %s\n" % c_number("%g", mae))
     return mae
 
 
