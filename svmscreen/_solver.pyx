@@ -538,7 +538,9 @@ cdef class _SMO:
         libsvm_cost = min(<double> n_free * stop, 2.0 * start * (stop - start))
         if not self.G_bar_valid:
             libsvm_cost += <double> n_bounded * self.l
-        if <double> n_moved * self.l <= libsvm_cost:
+        # LIBSVM mode (round_float32) sums as svm.cpp does, whatever it costs:
+        # the snapshot's other order left rho off in the last digits
+        if not self.Q.round_float32 and <double> n_moved * self.l <= libsvm_cost:
             return self.gradient_from_snapshot(start, True)
         if not self.G_bar_valid:
             self.build_G_bar()
