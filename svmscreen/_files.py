@@ -15,20 +15,24 @@ def atomic_output(path):
     Where ``fopen(path, "w")`` would do otherwise, so does this: a symbolic
     link is written through (its target replaced, the link kept); a FIFO or a
     device (``/dev/stdout``, ``/dev/null``) is opened and written directly;
-    an existing file in a directory where no temporary file can be made is
-    overwritten in place.  Errors are OSErrors that name ``path``.
+    an existing file keeps its permission bits (and owner, where allowed);
+    a file with other hard links, or in a directory where no temporary file
+    can be made, is overwritten in place.  Errors are OSErrors that name
+    ``path``.
     """
     name = os.fsdecode(os.fspath(path))
     if not name:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
     try:
-        mode = os.stat(name).st_mode
+        existing = os.stat(name)
+        mode = existing.st_mode
     except FileNotFoundError:
-        mode = None
+        existing = mode = None
     if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
-    # fopen(path, "w") writes a FIFO or a device (/dev/stdout) directly
-    direct = mode is not None and not stat.S_ISREG(mode)
+    # fopen(path, "w") writes a FIFO or a device (/dev/stdout) directly, and
+    # truncates a file in place, which its other hard links then see
+    direct = mode is not None and (not stat.S_ISREG(mode) or existing.st_nlink > 1)
     if not direct:
         target = os.path.realpath(name)       # through a symbolic link, keeping it
         directory, base = os.path.split(target)
@@ -42,6 +46,15 @@ def atomic_output(path):
             direct = True                     # a writable file in a locked directory
         except OSError as exc:
             raise type(exc)(exc.errno, exc.strerror, name) from None
+        else:
+            if existing is not None:
+                # the replaced file's mode, not the umask's (a private file
+                # stays private), and its owner if we may set it
+                os.chmod(fd, stat.S_IMODE(existing.st_mode))
+                try:
+                    os.chown(fd, existing.st_uid, existing.st_gid)
+                except OSError:
+                    pass
     if direct:
         with open(name, "wb") as handle:
             yield handle

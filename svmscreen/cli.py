@@ -18,8 +18,10 @@ import sys
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from svmscreen.datasets import load_svmlight_file
+from svmscreen.libsvm.commands import broken_pipe_exit
 from svmscreen.model import fit_binary
 from svmscreen.path import SCREENING_RULES, cv_splits, train_path
 
@@ -131,18 +133,35 @@ def _fit_splits(args, y):
         return None, f"{args.cv}-fold CV acc. not computed: {exc}"
 
 
+def _with_columns(X, n_features):
+    """The CSR matrix X widened to n_features columns (zeros)."""
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+
+
 def run_fit(args, out):
     X, y = load_svmlight_file(args.file)
-    params = dict(C=args.C, kernel=args.kernel, gamma=args.gamma, coef0=args.coef0,
+    # LIBSVM's default gamma, 1 / the training file's largest index, before
+    # any widening below
+    n_features = X.shape[1]
+    gamma = args.gamma if args.gamma is not None else 1.0 / n_features
+    test = None
+    if args.test:
+        # read before the fit (a bad file fails first); features beyond the
+        # training file's count in the kernel as in svm-predict (zero weight,
+        # but in the RBF distance), so both get the wider width
+        X_test, y_test = load_svmlight_file(args.test)
+        width = max(X.shape[1], X_test.shape[1])
+        X, test = _with_columns(X, width), (_with_columns(X_test, width), y_test)
+    params = dict(C=args.C, kernel=args.kernel, gamma=gamma, coef0=args.coef0,
                   degree=args.degree, tol=args.tol, cache_size=args.cache_size,
                   fit_intercept=not args.no_intercept, shrinking=not args.no_shrinking)
     splits, no_cv = _fit_splits(args, y)
     if np.unique(y).size > 2:
-        return _fit_one_vs_one(args, X, y, params, splits, no_cv, out)
+        return _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out)
     start = time.perf_counter()
     model = fit_binary(X, y, **params)
     seconds = time.perf_counter() - start
-    print(f"data          {args.file}: {X.shape[0]} samples, {X.shape[1]} features", file=out)
+    print(f"data          {args.file}: {X.shape[0]} samples, {n_features} features", file=out)
     print(f"model         {model.kernel} kernel, C = {model.C:g}, gamma = {model.gamma:g}, "
           f"intercept = {model.intercept_:.6g}", file=out)
     print(f"solver        {model.n_iter_} iterations, {model.n_support_} support vectors, "
@@ -150,9 +169,9 @@ def run_fit(args, out):
     print(f"objective     {model.objective_:.10g} (duality gap {model.duality_gap_:.3g})",
           file=out)
     print(f"train acc.    {100 * np.mean(model.predict(X) == y):.2f}%", file=out)
-    if args.test:
-        X_test, y_test = load_svmlight_file(args.test, n_features=X.shape[1])
-        print(f"test acc.     {100 * np.mean(model.predict(X_test) == y_test):.2f}%", file=out)
+    if test is not None:
+        print(f"test acc.     {100 * np.mean(model.predict(test[0]) == test[1]):.2f}%",
+              file=out)
     if splits is not None:
         correct = 0
         for train, held in splits:
@@ -163,7 +182,7 @@ def run_fit(args, out):
     return 0
 
 
-def _fit_one_vs_one(args, X, y, params, splits, no_cv, out):
+def _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out):
     """``svmscreen fit`` on more than two classes: one-vs-one, as a path of
     one C (``train_path``, with its CV folds), its rows summing the pairs;
     the time printed is the pairs' solves on all data."""
@@ -172,7 +191,7 @@ def _fit_one_vs_one(args, X, y, params, splits, no_cv, out):
     seconds = path.solve_seconds[0] + path.rule_seconds[0]
     model = path.model(0)
     first = model.models[0]
-    print(f"data          {args.file}: {X.shape[0]} samples, {X.shape[1]} features, "
+    print(f"data          {args.file}: {X.shape[0]} samples, {n_features} features, "
           f"{model.classes_.size} classes", file=out)
     print(f"model         one-vs-one ({len(model.pairs)} pairs), {first.kernel} kernel, "
           f"C = {C:g}, gamma = {first.gamma:g}", file=out)
@@ -181,9 +200,9 @@ def _fit_one_vs_one(args, X, y, params, splits, no_cv, out):
     print(f"objective     {path.objective[0]:.10g} summed over the pairs (duality gap "
           f"{path.duality_gap[0]:.3g})", file=out)
     print(f"train acc.    {100 * np.mean(model.predict(X) == y):.2f}%", file=out)
-    if args.test:
-        X_test, y_test = load_svmlight_file(args.test, n_features=X.shape[1])
-        print(f"test acc.     {100 * np.mean(model.predict(X_test) == y_test):.2f}%", file=out)
+    if test is not None:
+        print(f"test acc.     {100 * np.mean(model.predict(test[0]) == test[1]):.2f}%",
+              file=out)
     if splits is not None:
         print(f"{args.cv}-fold CV acc. {100 * path.cv_mean[0]:.2f}%", file=out)
     elif no_cv:
@@ -201,6 +220,8 @@ def main(argv=None, out=None):
             return run_fit(args, out)
         if args.command == "path":
             return run_path(args, out)
+    except BrokenPipeError:                   # an OSError: first
+        return broken_pipe_exit()
     except (ValueError, TypeError, OSError) as exc:
         print(f"svmscreen: error: {exc}", file=sys.stderr)
         return 2

@@ -18,6 +18,7 @@ import gzip
 import io
 import lzma
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -56,15 +57,24 @@ def _display_name(f):
     return "<file object>"
 
 
+# What a truncated or corrupt compressed stream raises while read: gzip's
+# BadGzipFile and bz2's "Invalid data stream" are OSErrors, a damaged
+# deflate block is zlib.error.
+_DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+
+
 def _parse(fh, name, precomputed):
-    """Feed ``fh`` (binary, readable) to the parser chunk by chunk."""
+    """Feed ``fh`` (binary, readable) to the parser chunk by chunk, whole
+    lines at a time."""
     parser = _svmlight.Parser(name, precomputed)
-    tail = b""
+    compressed = isinstance(fh, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile))
+    pending = []          # the chunks of an unfinished line, joined once it ends
     while True:
         try:
             chunk = fh.read(_CHUNK)
-        except (EOFError, gzip.BadGzipFile, lzma.LZMAError) as exc:
-            # A truncated or corrupt compressed stream.
+        except _DECOMPRESSION_ERRORS as exc:
+            if not compressed and not isinstance(exc, EOFError):
+                raise
             raise ValueError(f"{name}: line {parser.lines + 1}: cannot decompress "
                              f"the file ({exc})") from exc
         if isinstance(chunk, str):
@@ -72,14 +82,20 @@ def _parse(fh, name, precomputed):
                             "mode ('rb') or pass its path")
         if not chunk:
             break
-        buf = tail + chunk if tail else bytes(chunk)
-        cut = buf.rfind(b"\n") + 1
+        cut = chunk.rfind(b"\n") + 1
         if cut == 0:
-            tail = buf
+            # no line ends here: keep it, not a growing copy (an unbuffered
+            # stream's short reads of one long line were quadratic)
+            pending.append(bytes(chunk))
             continue
+        buf = b"".join(pending + [bytes(chunk)]) if pending else bytes(chunk)
+        cut += len(buf) - len(chunk)
+        pending = []
         parser.feed(buf, cut)
-        tail = buf[cut:]
-    if tail:
+        if cut < len(buf):
+            pending.append(buf[cut:])
+    if pending:
+        tail = b"".join(pending)
         parser.feed(tail, len(tail))
     return parser.finish()
 

@@ -315,6 +315,53 @@ def test_truncated_compressed_file(tmp_path, suffix, compress):
         load_svmlight_file(path)
 
 
+@pytest.mark.parametrize("suffix, compress, where", [
+    (".gz", gzip.compress, 12),        # a damaged deflate block: zlib.error
+    (".bz2", bz2.compress, None),      # bz2's OSError("Invalid data stream")
+])
+def test_corrupt_compressed_file(tmp_path, suffix, compress, where):
+    """Damage inside the compressed stream is the documented ValueError
+    that names the file, not a raw zlib.error or a bare OSError (the
+    commands printed a traceback)."""
+    blob = bytearray(compress(b"".join(b"%d 1:%d 2:0.5\n" % (1 - 2 * (i % 2), i)
+                                       for i in range(2000))))
+    position = len(blob) // 2 if where is None else where
+    blob[position] ^= 0x55 if where is not None else 0xFF
+    path = tmp_path / ("bad" + suffix)
+    path.write_bytes(bytes(blob))
+    with pytest.raises(ValueError, match=r"bad\.(gz|bz2): line \d+: cannot decompress"):
+        load_svmlight_file(path)
+
+
+class _ShortReads(io.RawIOBase):
+    """A stream whose read returns at most ``step`` bytes (an unbuffered pipe)."""
+
+    def __init__(self, data, step):
+        self.data, self.position, self.step = data, 0, step
+
+    def readable(self):
+        return True
+
+    def read(self, n=-1):
+        stop = min(len(self.data), self.position + self.step)
+        out = self.data[self.position:stop]
+        self.position = stop
+        return out
+
+
+def test_short_reads_of_long_lines():
+    """Short reads of lines longer than a read: the same matrix (the
+    unfinished line's pieces are joined once it ends; re-joining at every
+    read had made a 59 MB line from an unbuffered pipe take 15 s)."""
+    text = (b"1 " + b" ".join(b"%d:%d" % (i, i) for i in range(1, 3000)) + b"\n"
+            + b"-1 5:2\n" + b"1 " + b" ".join(b"%d:1" % i for i in range(1, 900)))
+    X_ref, y_ref = load_bytes(text)
+    for step in (1, 13, 4096):
+        X, y = load_svmlight_file(_ShortReads(text, step))
+        assert_same_csr(X, X_ref)
+        np.testing.assert_array_equal(y, y_ref)
+
+
 # ---------------------------------------------------------------------------
 # Arguments and inputs
 
@@ -621,3 +668,23 @@ def test_load_dataset_missing_lists_where_it_looked():
     assert str(Path("shared") / "data" / "no_such_dataset.xz") in message
     with pytest.raises(ValueError, match="name"):
         load_dataset("../data/heart_scale")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits and hard links")
+def test_atomic_output_keeps_mode_and_hard_links(tmp_path):
+    """As fopen(path, "w"): a replaced file keeps its permission bits (a
+    private model stays private), and a file with another hard link is
+    written in place, which the link then shows."""
+    from svmscreen._files import atomic_output
+    private = tmp_path / "private"
+    private.write_bytes(b"old")
+    os.chmod(private, 0o600)
+    with atomic_output(private) as handle:
+        handle.write(b"new")
+    assert private.read_bytes() == b"new" and (os.stat(private).st_mode & 0o777) == 0o600
+    linked, link = tmp_path / "linked", tmp_path / "link"
+    linked.write_bytes(b"old")
+    os.link(linked, link)
+    with atomic_output(linked) as handle:
+        handle.write(b"new")
+    assert link.read_bytes() == b"new" and os.stat(linked).st_ino == os.stat(link).st_ino

@@ -1264,6 +1264,23 @@ def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
     assert done.returncode == 0
     done = tool("predict_main", heart, "svr.model", "out")
     assert done.returncode == 0 and done.stdout.startswith("Mean squared error = ")
+    # the test file from a pipe, as svm-predict reads it (not only a regular file)
+    code = ("import sys; from svmscreen.libsvm.commands import predict_main; "
+            "sys.exit(predict_main())")
+    with open(heart, "rb") as source:
+        done = subprocess.run([sys.executable, "-c", code, "/dev/stdin", "svr.model", "out"],
+                              stdin=source, capture_output=True, text=True, cwd=tmp_path,
+                              env=env)
+    assert done.returncode == 0 and done.stdout.startswith("Mean squared error = ")
+    # a reader that has gone away (svmscreen-scale ... | true): svm-scale
+    # ends on SIGPIPE without a message; so does this, with the shell's 128 + 13
+    code = ("import sys; from svmscreen.libsvm.commands import scale_main; "
+            "sys.exit(scale_main())")
+    with subprocess.Popen([sys.executable, "-c", code, heart], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, cwd=tmp_path, env=env) as child:
+        child.stdout.close()          # before the child has written anything
+        stderr = child.stderr.read()
+        assert child.wait() == 141 and b"Traceback" not in stderr, stderr
 
 
 @pytest.mark.parametrize("seed", list(range(30)) + [158, 223])

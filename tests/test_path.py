@@ -2,6 +2,7 @@
 epsilon grid, cross-validation, and its error table."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from conftest import examples, load_dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -545,6 +546,29 @@ def test_command_line_fit(tmp_path, capsys, n_classes):
     if n_classes > 2:
         assert "one-vs-one (6 pairs)" in out
         assert _printed(out, "3-fold CV acc.") == f"{100 * path.cv_mean[0]:.2f}%"
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_command_line_fit_test_file_with_more_features(tmp_path, capsys, n_classes):
+    """A test file with a feature beyond the training file's largest index:
+    svm-predict reads it (it counts in the RBF distance); svmscreen fit had
+    refused it, after the fit.  The test accuracy is that of the model
+    trained with that column present (all zero), gamma 1/(training width)."""
+    from svmscreen.cli import main
+    X, y, X_test, y_test = letter_classes(n_classes, n_train=120, n_test=60)
+    X_test = sp.hstack([X_test, sp.csr_matrix(np.full((X_test.shape[0], 1), 0.5))]).tocsr()
+    svmscreen.dump_svmlight_file(X, y, tmp_path / "train.txt")
+    svmscreen.dump_svmlight_file(X_test, y_test, tmp_path / "test.txt")
+    assert main(["fit", str(tmp_path / "train.txt"), "--test", str(tmp_path / "test.txt"),
+                 "--cv", "0"]) == 0
+    out = capsys.readouterr().out
+    wide = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], X.shape[1] + 1))
+    model = train_path(wide, y, C=[1.0], gamma=1.0 / X.shape[1], screening=None).model(0)
+    assert _printed(out, "test acc.") == f"{100 * np.mean(model.predict(X_test) == y_test):.2f}%"
+    assert f"{X.shape[1]} features" in out
+    # a missing test file fails before the fit
+    assert main(["fit", str(tmp_path / "train.txt"), "--test", str(tmp_path / "none")]) == 2
+    assert "model" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("labels", [[1, 2, 2, 2, 2, 2, 2, 2], [1, 1, 1, 2, 2, 2, 2, 3, 3, 3]])

@@ -98,20 +98,40 @@ def _usage(text):
 def _run(body, argv):
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:
-        body(argv)
-    except _Exit as stop:
+        try:
+            body(argv)
+        except _Exit as stop:
+            sys.stdout.flush()
+            return stop.status
+        except MemoryError:
+            sys.stdout.flush()
+            sys.stderr.write("can't allocate enough memory\n")
+            return 1
         sys.stdout.flush()
-        return stop.status
-    except MemoryError:
-        sys.stdout.flush()
-        sys.stderr.write("can't allocate enough memory\n")
-        return 1
-    sys.stdout.flush()
-    return 0
+        return 0
+    except BrokenPipeError:
+        return broken_pipe_exit()
+
+
+def broken_pipe_exit():
+    """The reader of stdout went away (``svmscreen-scale ... | head``): the
+    C tools end on SIGPIPE without a message; so do these, with the status
+    a shell reports for it (128 + 13), and stdout pointed at /dev/null so
+    that the interpreter's own final flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + 13
+
+
+def _can_open(path):
+    """What fopen(path, "r") accepts and reads: an existing path that is not
+    a directory (a regular file, a pipe such as /dev/stdin or <(...))."""
+    return os.path.exists(path) and not os.path.isdir(path)
 
 
 def _load_data(path, precomputed, what="input"):
-    if not os.path.isfile(path):
+    if not _can_open(path):
         _fail(f"can't open {what} file {path}")
     try:
         return load_svmlight_file(path, precomputed=precomputed)
@@ -228,7 +248,7 @@ def _predict(argv):
     if i >= len(argv) - 2:
         _usage(PREDICT_USAGE)
     test_file, model_file, output_file = argv[i], argv[i + 1], argv[i + 2]
-    if not os.path.isfile(test_file):
+    if not _can_open(test_file):
         _fail("can't open input file %s" % test_file)
     try:
         model = load_model(model_file)
@@ -373,7 +393,7 @@ def _scale(argv):
     if len(argv) != i + 1:
         _usage(SCALE_USAGE)
     data_file = argv[i]
-    if not os.path.isfile(data_file):
+    if not _can_open(data_file):
         _fail("can't open file %s" % data_file)
     X, y = _load_data(data_file, precomputed=True)
     X = X.tocsr()
