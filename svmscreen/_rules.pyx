@@ -356,7 +356,7 @@ cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
     caller's (pitfall 6: only a variable already at its certified bound).
     """
     cdef Py_ssize_t i, found = 0
-    cdef double gap, radius, weight, target = 0.0
+    cdef double gap, radius, weight, target = 0.0, g_max = 0.0, box_sum = 0.0, floor
     cdef double score, width, z_lo, z_hi, b_lo = 0.0, b_hi = 0.0
     cdef bint to_lower, to_upper, equal = True
     cdef double* beta_lo
@@ -370,7 +370,14 @@ cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
     beta_hi = beta_lo + m
     box = beta_lo + 2 * m
     gap = _gap_at(&alpha[0], &G[0], &lo[0], &hi[0], &y[0], m, b)
-    radius = sqrt(fmax(gap, 0.0) + roundoff)
+    for i in range(m):
+        g_max = fmax(g_max, fabs(G[i]))
+        box_sum += hi[i] - lo[i]
+    # G's own floor, in the gap (a sum over the boxes) and in the margins
+    # (a score and the intercept thresholds)
+    floor = _gradient_floor(g_max)
+    radius = sqrt(fmax(gap, 0.0) + roundoff + box_sum * floor)
+    tau += 2.0 * floor
     # intercept interval from the score bounds w*'phi_i in
     # [s_i - r ||phi_i||, s_i + r ||phi_i||], s_i = y_i (G_i + 1)
     for i in range(m):
@@ -854,7 +861,12 @@ cdef void _bt2_ball(const double[::1] alpha, const double[::1] qa,
     # round-off so that a tangent pair of balls (typical at q = 1, where
     # NC3 is tight at the optimum) is never declared disjoint.
     r2sq_safe = r2sq + ROUNDOFF * magnitude + roundoff
-    r2[0] = sqrt(fmax(r2sq_safe, 0.0))
+    if r2sq_safe != r2sq_safe:
+        # nan from inf - inf (C / C_ref ~ 1e300): the BT2 ball is then the
+        # whole space, which proves nothing (fmax would have made it a point)
+        r2[0] = INFINITY
+    else:
+        r2[0] = sqrt(fmax(r2sq_safe, 0.0))
     phi_norm[0] = sqrt(fmax(phisq, 0.0))
     r2_squared_raw[0] = r2sq
 
@@ -1110,6 +1122,7 @@ cdef struct Summary:
     double W            # alpha'Q alpha = ||w_ref||^2
     double alpha_l1     # ||alpha||_1
     double hi_sum       # sum_i hi_i
+    double g_max        # max_i |(Q alpha)_i - 1|, the gradient's size (_gradient_floor)
 
 
 cdef int _reference_summary(const double[::1] alpha, const double[::1] qa,
@@ -1133,12 +1146,14 @@ cdef int _reference_summary(const double[::1] alpha, const double[::1] qa,
     out.W = 0.0
     out.alpha_l1 = 0.0
     out.hi_sum = 0.0
+    out.g_max = 0.0
     for i in range(n):
         if hi[i] != hi[0]:
             out.weighted = True
         out.W += alpha[i] * qa[i]
         out.alpha_l1 += fabs(alpha[i])
         out.hi_sum += hi[i]
+        out.g_max = fmax(out.g_max, fabs(qa[i] - 1.0))
     return 0
 
 
@@ -1171,6 +1186,25 @@ cdef inline double _quadratic_roundoff(double roundoff_scale, double a_l1,
 cdef inline double _margin_roundoff(double roundoff_scale, double q, double alpha_l1,
                                     double hi_sum) noexcept nogil:
     return 1e-15 * roundoff_scale * (1.0 + q) * (alpha_l1 + hi_sum)
+
+
+# The gradient's own floor: G = Q alpha + p is stored to about eps (|G_i| + 1)
+# (p = -1) whatever the size of Q alpha, and Q alpha is recovered as G + 1.
+# Where Q alpha is tiny (C_ref ~ 1e-9: alpha ~ 1e-9, Q alpha ~ 1e-10) the
+# terms above, in units of M ||alpha||_1, are far below it: W came out 0
+# instead of 3e-26 and DVI put free support vectors in R' (a bug hunt,
+# session 19; tests/test_screening.py).  Each recovered (Q alpha)_i is
+# within this of its value, so W and the gap err by at most ||alpha||_1
+# (resp. sum_i box_i) times it, and the centres (1+q)/2 (Q alpha)_i with
+# the intercept thresholds built from them by (1 + q) times it.
+cdef inline double _gradient_floor(double g_abs_max) noexcept nogil:
+    return 1e-15 * (1.0 + g_abs_max)
+
+
+def gradient_floor(double g_abs_max):
+    """``_gradient_floor``: the absolute round-off of each (Q alpha)_i
+    recovered from a gradient whose entries are at most g_abs_max."""
+    return _gradient_floor(g_abs_max)
 
 
 def quadratic_roundoff(double roundoff_scale, double a_l1, double b_l1):
@@ -1217,7 +1251,7 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
     Returns 0, -1 when the boxes are not positive, finite and proportional,
     -2 out of memory."""
     cdef Py_ssize_t i, n = alpha.shape[0]
-    cdef double roundoff
+    cdef double roundoff, floor
     out.r1 = 0.0
     out.tau_eff = tau
     out.b[0] = out.b[1] = 0.0
@@ -1226,10 +1260,15 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
     out.conflicts = 0
     if _reference_summary(alpha, qa, hi_ref, hi, &out.s):
         return -1
-    roundoff = 0.0 if exact_reference else _quadratic_roundoff(
-        roundoff_scale, out.s.alpha_l1, out.s.alpha_l1)
+    floor = _gradient_floor(out.s.g_max)
+    # W = alpha'(Q alpha) and the gap (a sum over the reference's boxes,
+    # sum hi / q) from the recovered Q alpha
+    roundoff = 0.0 if exact_reference else (
+        _quadratic_roundoff(roundoff_scale, out.s.alpha_l1, out.s.alpha_l1)
+        + (out.s.alpha_l1 + out.s.hi_sum / out.s.q) * floor)
     out.r1 = _gap_dvi_radius(out.s.q, out.s.W, gap0, roundoff)
-    out.tau_eff = tau + _margin_roundoff(roundoff_scale, out.s.q, out.s.alpha_l1, out.s.hi_sum)
+    out.tau_eff = (tau + _margin_roundoff(roundoff_scale, out.s.q, out.s.alpha_l1, out.s.hi_sum)
+                   + (1.0 + out.s.q) * floor)
     if not (margins or fit_intercept):
         return 0
     if _fused_margins(qa, qa, y, hi, out.s.q, out.r1, 0.0, 0.0, 0, norms, centred_norms,
@@ -1429,8 +1468,8 @@ cdef class DomePathStep(_PathStep):
         the larger reference: two bool masks, which the next call
         overwrites."""
         cdef Py_ssize_t i, n = self.y.shape[0]
-        cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, hi_sum = 0.0
-        cdef double roundoff, tau_eff, radius, d_prime, rho_a
+        cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, hi_sum = 0.0, g_max = 0.0
+        cdef double roundoff, tau_eff, radius, d_prime, rho_a, floor
         cdef bint weighted = False, ordered = True
         cdef int err = 0
         if not self.has_upper:
@@ -1449,14 +1488,18 @@ cdef class DomePathStep(_PathStep):
                 cross += alpha_a[i] * self.qb[i]             # w_a'w_b
                 l1 += fabs(alpha_a[i] + self.alpha_b[i])
                 hi_sum += hi[i]
+                g_max = fmax(g_max, fmax(fabs(grad_a[i]), fabs(self.qb[i] - 1.0)))
                 weighted = weighted or hi[i] != hi[0]
                 ordered = ordered and hi_a[i] <= hi[i] * (1.0 + 1e-12) \
                     and hi[i] <= self.hi_b[i] * (1.0 + 1e-12)
             if ordered:
                 # The round-off of the quadratic forms widens the dome, that
                 # of the centres raises tau (docs/screening.md sec. 8).
-                roundoff = _quadratic_roundoff(self.roundoff_scale, l1, l1)
-                tau_eff = self.tau + _margin_roundoff(self.roundoff_scale, 1.0, l1, hi_sum)
+                floor = _gradient_floor(g_max)
+                roundoff = _quadratic_roundoff(self.roundoff_scale, l1, l1) \
+                    + (l1 + hi_sum) * floor
+                tau_eff = (self.tau + _margin_roundoff(self.roundoff_scale, 1.0, l1, hi_sum)
+                           + 2.0 * floor)
                 _dome_shape(gamma_a, self.gamma_b, cross, self.enhanced, roundoff,
                             rho_a, self.rho_b, &radius, &d_prime)
                 err = _fused_margins(self.qa, self.qb, self.y, hi, 1.0, radius, d_prime,
@@ -1739,7 +1782,9 @@ cdef class TwoBallPathStep(_PathStep):
             _bt2_ball(alpha, self.qa, self.qs, self.shat, self.y, hi, self.ball.s.q, b_ref,
                       self.ball.b[0], self.ball.b[1], self.fit_intercept,
                       0.0 if exact_reference else
-                      _quadratic_roundoff(self.roundoff_scale, l1, l1),
+                      _quadratic_roundoff(self.roundoff_scale, l1, l1)
+                      + (1.0 + self.ball.s.q) * (l1 + self.ball.s.hi_sum)
+                      * _gradient_floor(self.ball.s.g_max),
                       &self.r2, &self.phi_norm, &self.r2_squared)
             self.b[0] = self.b[1] = 0.0
             self.b[2] = self.b[3] = NAN

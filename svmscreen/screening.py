@@ -515,8 +515,9 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     zero, bound = zero.view(np.uint8), bound.view(np.uint8)
     found = step.details()
     lower, upper = found["lower"], found["upper"]
-    q, r1, tau = found["q"], found["r1"], found["tau"]
-    alpha_l1, hi_sum = found["alpha_l1"], found["hi_sum"]
+    # the step's tau, widened by the round-off of the centres (sec. 8)
+    q, r1, centre_roundoff = found["q"], found["r1"], found["tau"] - tau
+    tau = found["tau"]
     b_lo, b_hi, bc_lo, bc_hi = found["b"]
     ball_b = found["ball_b"]
     b_lo, b_hi = max(b_lo, ball_b[0]), min(b_hi, ball_b[1])     # both hold b*
@@ -526,7 +527,6 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         status["r2_squared"] = found["r2_squared"]
         status["second"] = _statuses(data, *found["statuses"])
     status["conflicts"] = found["conflicts"]
-    centre_roundoff = _rules.margin_roundoff(data.roundoff_scale, q, alpha_l1, hi_sum)
     b_interval, b_centred = _intervals(data, b_lo, b_hi, bc_lo, bc_hi)
 
     def add_pairwise(zero, bound):

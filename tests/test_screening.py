@@ -917,3 +917,75 @@ def test_intersection_test_below_the_reference_c_is_exact_at_tangency():
         out = screen(data, alpha, Q @ alpha - 1, 300.0, C, "it")
         assert not out.screened_zero.any() and not out.screened_bound.any()
         assert np.all(out.lower <= 1.0 + 1e-9) and np.all(out.upper >= 1.0 - 1e-9)
+
+
+# Tiny reference boxes (a bug hunt, session 19): Q alpha recovered as
+# grad + 1 is exact only to about eps (|grad| + 1), far above the round-off
+# allowances in units of M ||alpha||_1 when alpha ~ C_ref ~ 1e-9.
+TINY_REFERENCE_CASES = [
+    # RBF, 6 points in 1-D, one positive, class_weight {+1: 0.2}, q = 7.5e7:
+    # DVI put free SVs 1, 2 in R', the path put 4 back
+    (np.array([0.3248341461212959, 0.32314700077540953, 0.34363618924620215,
+               0.2840169535865855, 0.4027451722405816, 0.32159295209591265]),
+     np.array([1.0, -1, -1, -1, -1, -1]), "rbf", 0.030990241696059555, 0.2,
+     2.1272364309414058e-09, 0.15927365834366242, False),
+    # linear, 4 points near 1e-4, class_weight {+1: 0.2}: BT2 put free SV 3 in R'
+    (np.array([-5.763120175419052e-05, 6.123003948068769e-05, 8.615857999589828e-05,
+               -0.00010116221579806704]),
+     np.array([1.0, -1, 1, -1]), "linear", 0.0, 0.2,
+     2.5143815056467894e-06, 1661.0102317572685, False),
+    # linear, 6 points near 4e-3, class_weight {+1: 5}, q = 8129: the pairwise
+    # count put free SV 3 in R'
+    (np.array([0.004595778794749752, 0.0044210453909374805, 0.004400869340256165,
+               0.003869826746589709, 0.004310263005076506, 0.004418188588121834]),
+     np.array([1.0, -1, -1, 1, 1, 1]), "linear", 0.0, 5.0,
+     5.92237634864005e-05, 0.48144470888253066, True),
+]
+
+
+@pytest.mark.parametrize("x, y, kernel, gamma, weight, c_ref, c, pairwise", TINY_REFERENCE_CASES)
+def test_tiny_reference_box_is_screened_safely(x, y, kernel, gamma, weight, c_ref, c, pairwise):
+    """With grad's own floor (_rules._gradient_floor) in W, the gap and
+    tau, every rule keeps the exact optimum's margins and b* in its bounds,
+    and screens nothing wrongly, from the reference's own gradient or Q a."""
+    from svmscreen._kernels import Kernel
+    X = x[:, None]
+    w = np.where(y > 0, weight, 1.0)
+    K = Kernel(np.ascontiguousarray(X), kernel, gamma, 0.0, 3).rows(np.arange(x.size))
+    K = 0.5 * (K + K.T)
+    Q = y[:, None] * y[None, :] * K
+    alpha_ref, _ = exact_svc(K, y, c_ref * w)
+    alpha_star, b_star = exact_svc(K, y, c * w)
+    data = ScreeningData(X, y, kernel, gamma)
+    for rule in ("dvi", "bt2", "it"):
+        for grad in (Q @ alpha_ref - 1.0, None):
+            result = screen(data, alpha_ref, grad, c_ref * w, c * w, rule, pairwise=pairwise)
+            assert wrong_screens(result, alpha_star, c * w) == 0, rule
+            assert_sandwich(result, K, y, alpha_star, b_star, True)
+
+
+def test_tiny_first_C_of_a_path_puts_nothing_back():
+    x, y, kernel, gamma, weight, c_ref, c, _ = TINY_REFERENCE_CASES[0]
+    from svmscreen.path import SCREENING_RULES, train_path
+    for rule in SCREENING_RULES:
+        path = train_path(x[:, None], y, C=[c_ref, c], kernel=kernel, gamma=gamma,
+                                    class_weight={1.0: weight}, tol=1e-6, screening=rule)
+        assert path.put_back.tolist() == [0, 0], rule
+
+
+def test_extreme_C_ratio_bt2_proves_nothing_rather_than_a_point():
+    """C / C_ref = 1e300: r2^2 is inf - inf = nan; the BT2 ball is then the
+    whole space (fmax(nan, 0) had made it a point, and the reported
+    intercept interval (1.7e299, 3.9e299) excluded b*)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 2))
+    y = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)
+    K = X @ X.T
+    alpha_ref, _ = exact_svc(K, y, np.ones(10))
+    data = ScreeningData(X, y, "linear")
+    for rule in ("bt2", "it"):
+        result = screen(data, alpha_ref, (y[:, None] * y[None, :] * K) @ alpha_ref - 1.0,
+                        1.0, 1e300, rule)
+        assert result.b_interval[0] <= -1e10 and result.b_interval[1] >= 1e10
+        assert not np.isnan(result.lower).any() and not np.isnan(result.upper).any()
+        assert not result.screened_zero.any() and not result.screened_bound.any()
