@@ -33,8 +33,8 @@ from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
 from svmscreen.one_vs_one import fold_accuracy, pair_votes
-from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits, log_grid,
-                            train_path)
+from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits, fold_params,
+                            log_grid, train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -526,8 +526,8 @@ class SVCPathCV(_BinaryModelClassifier):
                           coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
             accuracy = np.array(_parallel(self.n_jobs, [
-                (fold_accuracy,
-                 (X, y_index, weight, train, held, self.Cs_, params, path_options), {})
+                (fold_accuracy, (X, y_index, weight, train, held, self.Cs_,
+                                 fold_params(params, gamma, X, train), path_options), {})
                 for train, held in masks]))
             t = int(np.argmax(accuracy.mean(axis=0)))
             if accuracy[:, t].mean() > best[0]:

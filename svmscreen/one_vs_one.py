@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from svmscreen._kernels import cross_kernel
 from svmscreen.libsvm.model import class_pairs
 from svmscreen.model import check_prediction_rows
-from svmscreen.path import (PathResult, _parallel, _sequential, kernel_blocks,
+from svmscreen.path import (PathResult, _parallel, _sequential, fold_params, kernel_blocks,
                             path_coefficients, subset_path)
 
 
@@ -185,7 +185,7 @@ def _pair_path(X, y_index, hi_unit, pair, classes, grid, params, path_options, k
 
 
 def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, splits, *,
-                          n_jobs, keep, verbose):
+                          n_jobs, keep, verbose, gamma_spec=None):
     """``train_path`` for more than two classes, on inputs it has checked:
     a path per pair (in parallel with ``n_jobs``), cross-validated by the
     votes on ``splits`` (boolean (train, held) masks) if given."""
@@ -206,8 +206,8 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
     result.gamma = params["gamma"]
     if splits is not None:
         result.cv_accuracy = np.array(_parallel(n_jobs, [
-            (fold_accuracy, (X, y_index, hi_unit, train, held, result.C, params,
-                             path_options, f"fold {k + 1}/{len(splits)}, " if show else None),
+            (fold_accuracy, (X, y_index, hi_unit, train, held, result.C,
+                             fold_params(params, gamma_spec, X, train), path_options, f"fold {k + 1}/{len(splits)}, " if show else None),
              {})
             for k, (train, held) in enumerate(splits)], verbose=verbose))
     return result

@@ -813,6 +813,17 @@ def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
     return f
 
 
+def fold_params(params, gamma_spec, X, train):
+    """The kernel parameters of a CV fold's paths: gamma="scale" is the
+    variance of the fold's training rows, as GridSearchCV(SVC(gamma="scale"))
+    computes it (the whole X's would let the held-out rows into the
+    model); other gammas do not depend on the rows."""
+    if not (isinstance(gamma_spec, str) and gamma_spec == "scale") \
+            or params["kernel"] in ("linear", "precomputed"):
+        return params
+    return dict(params, gamma=resolve_gamma("scale", X[train], params["kernel"]))
+
+
 def _fold_accuracy(X, signs, hi_unit, train, held, grid, params, path_options,
                    progress_label=None):
     """Accuracy on the held-out part at each C of ``fold_decisions``."""
@@ -916,7 +927,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     classes = np.unique(y)
     if classes.size < 2:
         raise ValueError(f"y must contain at least two classes, got 1: {classes.tolist()}")
-    gamma = resolve_gamma(gamma, X, kernel)
+    gamma_spec, gamma = gamma, resolve_gamma(gamma, X, kernel)
     hi_unit = class_bounds(y, classes, 1.0, class_weight, sample_weight)
     epsilon_path = False
     if C is not None:
@@ -941,7 +952,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
                              "step its own grid); give C or use grid='log'")
         from svmscreen.one_vs_one import train_path_one_vs_one
         return train_path_one_vs_one(X, y, classes, hi_unit, C_grid, params, path_options,
-                                     splits, n_jobs=n_jobs, keep=keep, verbose=verbose)
+                                     splits, n_jobs=n_jobs, keep=keep, verbose=verbose,
+                                     gamma_spec=gamma_spec)
     classes, signs = binary_signs(y)
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_screening(screening, problem, fit_intercept)
@@ -959,8 +971,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     result.gamma = gamma
     if splits is not None:
         show_folds = verbose and _sequential(n_jobs)
-        tasks = [(_fold_accuracy, (X, signs, hi_unit, train, held, result.C, params,
-                                   path_options,
+        tasks = [(_fold_accuracy, (X, signs, hi_unit, train, held, result.C,
+                                   fold_params(params, gamma_spec, X, train), path_options,
                                    f"fold {k + 1}/{len(splits)}" if show_folds else None), {})
                  for k, (train, held) in enumerate(splits)]
         result.cv_accuracy = np.array(_parallel(n_jobs, tasks, verbose=verbose))

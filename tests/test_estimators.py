@@ -390,3 +390,23 @@ def test_max_iter_warning_is_also_scikit_learns():
             warnings.simplefilter("error", category)
             with pytest.raises(category, match="max_iter=3"):
                 SVC(max_iter=3).fit(X, y)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_gamma_scale_is_each_training_folds(n_classes):
+    """gamma="scale" in cross-validation is the variance of each fold's
+    training rows, as GridSearchCV(SVC(gamma="scale")) computes it; it was
+    the whole X's (held-out rows included), which moved a CV accuracy by a
+    sample on breast-cancer_scale."""
+    X, y = load_dataset("breast-cancer_scale")
+    X = X.toarray()
+    if n_classes == 3:
+        X, y = load_iris(return_X_y=True)
+    Cs = [0.1, 1.0, 10.0]
+    ours = SVCPathCV(Cs=Cs, cv=3, gamma="scale", tol=1e-6, screening=None).fit(X, y)
+    grid = GridSearchCV(svm.SVC(gamma="scale", tol=1e-6), {"C": Cs}, cv=3).fit(X, y)
+    theirs = np.array([grid.cv_results_[f"split{k}_test_score"] for k in range(3)])
+    np.testing.assert_array_equal(ours.cv_accuracy_, theirs)
+    path = svmscreen.train_path(X, y, C=Cs, cv=StratifiedKFold(3).split(X, y), gamma="scale",
+                                tol=1e-6, screening="dvi")
+    np.testing.assert_array_equal(path.cv_accuracy, theirs)
