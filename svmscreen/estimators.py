@@ -26,9 +26,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._kernels import cross_kernel
-from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_flag, check_parameters, check_precomputed,
-                                   check_sample_weight, check_X, resolve_gamma,
-                                   warn_if_not_converged)
+from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_flag, check_parameters,
+                                   check_precomputed, check_sample_weight, check_X,
+                                   resolve_gamma, warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual

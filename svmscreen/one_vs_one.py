@@ -207,8 +207,8 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
     if splits is not None:
         result.cv_accuracy = np.array(_parallel(n_jobs, [
             (fold_accuracy, (X, y_index, hi_unit, train, held, result.C,
-                             fold_params(params, gamma_spec, X, train), path_options, f"fold {k + 1}/{len(splits)}, " if show else None),
-             {})
+                             fold_params(params, gamma_spec, X, train), path_options,
+                             f"fold {k + 1}/{len(splits)}, " if show else None), {})
             for k, (train, held) in enumerate(splits)], verbose=verbose))
     return result
 

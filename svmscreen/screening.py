@@ -630,7 +630,8 @@ def _quadratic_roundoff(roundoff_scale, a, b):
     cancelling terms (bias_screening.md sec. 7, the 'round-off' remark).
     ``a`` and ``b`` are vectors, or bounds on their 1-norms; the formula
     itself is _rules._quadratic_roundoff."""
-    return _rules.quadratic_roundoff(roundoff_scale, float(np.abs(a).sum()), float(np.abs(b).sum()))
+    return _rules.quadratic_roundoff(roundoff_scale, float(np.abs(a).sum()),
+                                     float(np.abs(b).sum()))
 
 
 def _margin_roundoff(roundoff_scale, alpha, q, hi):
