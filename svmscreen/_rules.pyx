@@ -371,7 +371,8 @@ cdef Py_ssize_t _gap_safe_flags(const double[::1] G, const double[::1] y,
     box = beta_lo + 2 * m
     gap = _gap_at(&alpha[0], &G[0], &lo[0], &hi[0], &y[0], m, b)
     for i in range(m):
-        g_max = fmax(g_max, fabs(G[i]))
+        if fabs(G[i]) > g_max:
+            g_max = fabs(G[i])
         box_sum += hi[i] - lo[i]
     # G's own floor, in the gap (a sum over the boxes) and in the margins
     # (a score and the intercept thresholds)
@@ -1153,7 +1154,9 @@ cdef int _reference_summary(const double[::1] alpha, const double[::1] qa,
         out.W += alpha[i] * qa[i]
         out.alpha_l1 += fabs(alpha[i])
         out.hi_sum += hi[i]
-        out.g_max = fmax(out.g_max, fabs(qa[i] - 1.0))
+        # a comparison, not fmax: gcc keeps fmax's nan rule as a libm call
+        if fabs(qa[i] - 1.0) > out.g_max:
+            out.g_max = fabs(qa[i] - 1.0)
     return 0
 
 
@@ -1488,7 +1491,10 @@ cdef class DomePathStep(_PathStep):
                 cross += alpha_a[i] * self.qb[i]             # w_a'w_b
                 l1 += fabs(alpha_a[i] + self.alpha_b[i])
                 hi_sum += hi[i]
-                g_max = fmax(g_max, fmax(fabs(grad_a[i]), fabs(self.qb[i] - 1.0)))
+                if fabs(grad_a[i]) > g_max:
+                    g_max = fabs(grad_a[i])
+                if fabs(self.qb[i] - 1.0) > g_max:
+                    g_max = fabs(self.qb[i] - 1.0)
                 weighted = weighted or hi[i] != hi[0]
                 ordered = ordered and hi_a[i] <= hi[i] * (1.0 + 1e-12) \
                     and hi[i] <= self.hi_b[i] * (1.0 + 1e-12)
