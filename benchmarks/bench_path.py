@@ -13,8 +13,11 @@ Arms (all single-threaded, tol 1e-3, 100 MB cache):
                   samples at the bound fixed (what a perfect rule leaves)
 
 Every arm's objective at every C is compared with the warm+shrink arm's
-(relative difference printed; the run fails if an arm is off by more than
-the solver tolerance allows).  Times are printed as ratios; below the table,
+(relative difference printed; the run fails if one of svmscreen's arms is
+off by more than 1e-4, or LIBSVM or scikit-learn by more than 1e-2 at a C
+where its objective is not above ours: both stop at tol 1e-3 of their own,
+and a reference above ours by more than that stopped short, at its
+iteration cap).  Times are printed as ratios; below the table,
 the geometric means over rows of the targets of issue 4.
 
     python benchmarks/bench_path.py --quick              # CI smoke: heart_scale, 10 C
@@ -224,16 +227,19 @@ def main():
                 speed = results["libsvm"][0] / seconds if "libsvm" in results else float("nan")
                 note = "  ".join(f"{k}={v:.3g}" for k, v in extra.items())
                 # A reference worse than our solution (a higher dual
-                # objective) at some C: it stopped at its iteration cap
-                # (LIBSVM prints "reaching max number of iterations").
-                stopped_short = (diff > 1e-2 and arm in REFERENCE_ARMS
+                # objective) at some C stopped short of the optimum: LIBSVM
+                # prints "reaching max number of iterations" there.
+                limit = 1e-2 if arm in REFERENCE_ARMS else 1e-4
+                stopped_short = (diff > limit and arm in REFERENCE_ARMS
                                  and bool(np.all(relative > -1e-6)))
                 if stopped_short:
-                    note = (f"stopped short of the optimum at {int(np.sum(relative > 1e-2))} "
-                            f"of {len(grid)} C (iteration cap)")
+                    note = (f"objective above ours by > {limit:g} at "
+                            f"{int(np.sum(relative > limit))} of {len(grid)} C "
+                            "(stopped short: iteration cap)")
                 print(f"  {arm:<12} {seconds:9.3f} {speed:21.2f} {diff:16.2e}  {note}")
-                if diff > 1e-2 and not stopped_short:
-                    raise AssertionError(f"{arm} disagrees with warm+shrink by {diff:.2e}")
+                if diff > limit and not stopped_short:
+                    raise AssertionError(f"{arm} disagrees with warm+shrink by {diff:.2e} "
+                                         f"(limit {limit:g})")
             ours = results[default][0]
             if "libsvm" in results:
                 ratios["libsvm"].append(results["libsvm"][0] / ours)

@@ -46,8 +46,8 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
 All arrays are indexed by sample on the way in and out; inside, variables
 live in the QMatrix's position order, which shrinking permutes.
 
-Trusts its caller: arrays have length n, lo <= alpha0 <= hi, fixed variables
-sit at a bound, and Q matches the data.
+Trusts its caller (lengths are checked): finite values, lo <= alpha0 <= hi,
+y of +1/-1, fixed variables at a bound, and Q matches the data.
 """
 import numpy as np
 
@@ -133,6 +133,10 @@ cdef class QMatrix:
             self.sign = np.ones(self.n, dtype=np.float64)
         else:
             self.sign = np.array(sign, dtype=np.float64)
+            if self.sign.ndim != 1 or self.sign.shape[0] != self.n:
+                # the typed loops read sign without bounds checks
+                raise ValueError(f"sign has shape {np.shape(sign)}, the problem "
+                                 f"{self.n} variables")
         self.QD = kernel.diagonal()   # s_i^2 = 1
         if self.twins:
             self.QD = np.asarray(self.QD)[np.asarray(self.kernel_row)]
@@ -1547,6 +1551,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     cdef Py_ssize_t n = Q.n, pos, n_fixed
     cdef Py_ssize_t[::1] perm = Q.perm
     cdef signed char[::1] is_fixed
+    # lengths only (the values are the caller's, see the module docstring):
+    # the typed loops index them without bounds checks
+    for name, given in (("p", p), ("lo", lo), ("hi", hi), ("alpha0", alpha0), ("y", y),
+                        ("fixed", fixed), ("grad0", grad0)):
+        if given is not None and np.shape(given) != (n,):
+            raise ValueError(f"{name} has shape {np.shape(given)}, Q has {n} variables")
     s.Q = Q
     s.l = n
     s.eps = tol

@@ -197,7 +197,7 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     result = solve_dual(X, signs, hi, kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                         cache_size=cache_size, tol=tol, shrinking=shrinking,
                         max_iter=max_iter, fit_intercept=fit_intercept, alpha0=alpha0,
-                        q_rounding=q_rounding)
+                        q_rounding=q_rounding, libsvm_first=libsvm_first_sign(classes, signs))
     warn_if_not_converged(result.status, result.max_iter)
     equality = signs if fit_intercept else None
     alpha = result.alpha
@@ -218,18 +218,49 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
         status=result.status, n_features=X.shape[1])
 
 
+def libsvm_first_sign(classes, signs):
+    """The sign of the class LIBSVM takes as +1 (svm_group_classes): the
+    first sample's class, except that labels -1 and +1 keep +1 positive."""
+    if classes.size == 2 and classes[0] == -1.0 and classes[1] == 1.0:
+        return 1.0
+    return float(signs[0])
+
+
 def solve_dual(X, signs, hi, *, kernel, gamma, coef0, degree, cache_size, tol, shrinking,
-               max_iter, fit_intercept=True, alpha0=None, q_rounding=None):
+               max_iter, fit_intercept=True, alpha0=None, q_rounding=None, libsvm_first=None):
     """The C-SVC dual of ``fit_binary`` on inputs it has already checked
     (X as ``check_X`` / ``check_precomputed`` return it, signs +-1, the
     bounds hi = C_i, gamma resolved): min 1/2 a'Qa - sum a, 0 <= a <= hi,
     and s'a = 0 with the intercept.  Returns ``_solver.solve``'s result
     (b = -rho; its status says whether it stopped at max_iter, and the
-    caller warns).  ``estimators.SVC`` calls it once per pair of classes."""
+    caller warns).  ``estimators.SVC`` calls it once per pair of classes.
+    ``libsvm_first``: with q_rounding="float32", the sign LIBSVM makes +1
+    (``libsvm_first_sign``; None: the first sample's)."""
     n = signs.shape[0]
+    if q_rounding == "float32" and fit_intercept and n:
+        # LIBSVM's own problem (svm_group_classes): the first sample's class
+        # is +1 and its samples come first, each class in input order.  Its
+        # Q, bounds and equality are ours, permuted, but the working-set
+        # selection reads the order and the signs: taken as given, 21 of
+        # 400 interleaved problems ended at another point within tol.
+        first = signs[0] if libsvm_first is None else libsvm_first
+        order = np.concatenate([np.flatnonzero(signs == first), np.flatnonzero(signs != first)])
+        block = X[np.ix_(order, order)] if kernel == "precomputed" else X[order]
+        result = solve_dual(block, first * signs[order], hi[order], kernel=kernel,
+                            gamma=gamma, coef0=coef0, degree=degree, cache_size=cache_size,
+                            tol=tol, shrinking=shrinking, max_iter=max_iter,
+                            alpha0=None if alpha0 is None else alpha0[order],
+                            q_rounding="float32-grouped")
+        back = np.empty(n, dtype=np.intp)
+        back[order] = np.arange(n)
+        result.alpha, result.grad = result.alpha[back], result.grad[back]
+        result.frozen = result.frozen[back]
+        result.rho = first * result.rho          # f = first f' with Q unchanged
+        return result
+    libsvm_arithmetic = q_rounding in ("float32", "float32-grouped")
     kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree,
-                        in_order=q_rounding == "float32")
-    Q = QMatrix(kernel_obj, signs, cache_size, round_float32=q_rounding == "float32")
+                        in_order=libsvm_arithmetic)
+    Q = QMatrix(kernel_obj, signs, cache_size, round_float32=libsvm_arithmetic)
     result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n) if alpha0 is None else alpha0,
                    y=signs if fit_intercept else None, tol=tol, shrinking=shrinking,
                    max_iter=max_iter)
