@@ -192,10 +192,11 @@ def main():
                     repeat = max(repeat, SMALL_REPEAT)
             timed_out = [arm for arm in ARMS if None in runs[arm]]
             if "svmscreen" in timed_out or "libsvm" in timed_out:
+                others = [arm for arm in ARMS if arm not in timed_out]
                 print(f"{name:<12} {kernel:<7} timeout (> {args.time_limit:g} s) for "
-                      f"{', '.join(timed_out)}; the other arms: " + ", ".join(
+                      f"{', '.join(timed_out)}" + ("; the other arms: " + ", ".join(
                           f"{arm} {min(r['seconds'] for r in runs[arm]):.1f} s"
-                          for arm in ARMS if arm not in timed_out), flush=True)
+                          for arm in others) if others else ""), flush=True)
                 continue
             res = {arm: (None if arm in timed_out else min(runs[arm], key=lambda r: r["seconds"]))
                    for arm in ARMS}
@@ -213,6 +214,9 @@ def main():
             print(f"{name:<12} {kernel:<7} {ours['n']:>6} {ours['d']:>4} | {lib['seconds']:>9.3f} "
                   f"{skl_cells} | {obj_diff:>12.2e} | {lib['peak_mb']:>8.1f} {skl_mb} "
                   f"{ours['peak_mb']:>8.1f}" + capped_note(res), flush=True)
+    if not ratios:
+        print("\nno row finished within the time limit: no ratio to report")
+        return
     print(f"\ngeometric mean of time ratios (svmscreen / libsvm): "
           f"{float(np.exp(np.mean(np.log(ratios)))):.2f}; worst row {max(ratios):.2f}")
 

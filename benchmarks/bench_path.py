@@ -196,6 +196,9 @@ def main():
         svmscreen.path._clock = time.thread_time
     names = ["heart_scale"] if args.quick else (args.datasets or list(DATASETS))
     grid = np.geomspace(1e-2, 1e3, 10 if args.quick else args.n_C)
+    if "warm+shrink" in args.skip:
+        parser.error("warm+shrink is the arm every other one is compared with; "
+                     "it cannot be skipped")
     all_arms = {k: v for k, v in arms(args.rules).items() if k not in args.skip}
     default = "+dvi" if "+dvi" in all_arms else "warm+shrink"
     ratios = {key: [] for key in ("libsvm", "sklearn", "screen", "oracle")}

@@ -184,7 +184,8 @@ class PathResult:
     n_bound (|L|: a = C_i), screened_zero (|R'|), screened_bound (|L'|),
     put_back, n_iter, rule_seconds (the screening rule), solve_seconds (the
     solve, including setting the screened variables of the warm start to
-    their bounds).
+    their bounds), status ("optimal", or "max_iter" where the solver
+    stopped short of tol; the model at that C reports it).
     alphas : list of ndarray or None
         The solutions, with ``keep="all"``.
     cv_accuracy : ndarray of shape (n_folds, n_C) or None
@@ -192,7 +193,7 @@ class PathResult:
 
     FIELDS = ("C", "objective", "duality_gap", "intercept", "n_sv", "n_zero", "n_bound",
               "screened_zero", "screened_bound", "put_back", "n_iter", "rule_seconds",
-              "solve_seconds")
+              "solve_seconds", "status")
 
     def __init__(self, rows, alphas, model_params, X, signs, classes, X_is_private=False):
         for name in self.FIELDS:
@@ -267,7 +268,7 @@ class PathResult:
             intercept=float(self.intercept[index]), alpha=alpha,
             objective=float(self.objective[index]),
             duality_gap=float(self.duality_gap[index]), n_iter=int(self.n_iter[index]),
-            status="optimal", n_features=self._n_features)
+            status=str(self.status[index]), n_features=self._n_features)
 
     @property
     def best_model(self):
@@ -442,7 +443,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             n_sv=int(np.count_nonzero(alpha > 0)), n_zero=int(np.count_nonzero(alpha <= 0)),
             n_bound=int(np.count_nonzero(at_bound)), screened_zero=n_screened_zero,
             screened_bound=n_screened_bound, put_back=put_back, n_iter=result.n_iter,
-            rule_seconds=rule_seconds, solve_seconds=solve_seconds))
+            rule_seconds=rule_seconds, solve_seconds=solve_seconds, status=result.status))
         if alphas is not None:
             alphas.append(alpha)
         if on_solution is not None:

@@ -158,7 +158,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                           screened_zero=screened[0], screened_bound=screened[1],
                           frozen=int(result.n_frozen) - sum(screened),
                           n_screens=result.n_screens,
-                          put_back=put_back, n_iter=result.n_iter,
+                          put_back=put_back, n_iter=result.n_iter, status=result.status,
                           work_select=result.work_select,
                           work_reconstruct=result.work_reconstruct,
                           work_gbar=result.work_gbar,
@@ -239,7 +239,9 @@ def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace):
         coef0=params["coef0"], degree=params["degree"], C=C, fit_intercept=True,
         support=support, support_vectors=sv, dual_coef=coef[support], intercept=intercept,
         alpha=coef, objective=trace[-1]["objective"], duality_gap=np.nan,
-        n_iter=int(sum(step["n_iter"] for step in trace)), status="optimal",
+        n_iter=int(sum(step["n_iter"] for step in trace)),
+        # the last inner solve's: "max_iter" if it stopped short of tol
+        status=trace[-1]["status"],
         n_features=X.shape[1])
 
 

@@ -796,3 +796,19 @@ def test_screened_fold_paths_take_the_unscreened_intercept():
     for t, C in enumerate(grid):
         alpha = screened.alphas[t]
         assert not np.any((alpha > C * (1 - 1e-12)) & (alpha < C))
+
+
+def test_models_report_a_solve_that_stopped_at_max_iter():
+    """A C whose solve reached max_iter gives a model with status_
+    "max_iter", as fit_binary's (it was always "optimal"); so does the
+    ramp's model when its last inner solve did."""
+    import warnings
+    X, y = load_dataset("heart_scale")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = train_path(X, y, n_C=3, max_iter=5, screening=None)
+        ramp = svmscreen.train_ramp(X, y, C=1.0, max_outer=1, max_iter=5)
+        full = train_path(X, y, n_C=3, screening=None)
+    assert path.status.tolist() == ["max_iter"] * 3
+    assert path.model(-1).status_ == "max_iter" and ramp.model.status_ == "max_iter"
+    assert full.model(-1).status_ == "optimal"
