@@ -168,18 +168,27 @@ def run_fit(args, out):
           f"{seconds:.3f} s", file=out)
     print(f"objective     {model.objective_:.10g} (duality gap {model.duality_gap_:.3g})",
           file=out)
-    print(f"train acc.    {100 * np.mean(model.predict(X) == y):.2f}%", file=out)
-    if test is not None:
-        print(f"test acc.     {100 * np.mean(model.predict(test[0]) == test[1]):.2f}%",
-              file=out)
+    cv_accuracy = None
     if splits is not None:
         correct = 0
         for train, held in splits:
             correct += np.sum(fit_binary(X[train], y[train], **params).predict(X[held]) == y[held])
-        print(f"{args.cv}-fold CV acc. {100 * correct / y.shape[0]:.2f}%", file=out)
+        cv_accuracy = correct / y.shape[0]
+    _print_accuracies(out, model, X, y, test, args.cv, cv_accuracy, no_cv)
+    return 0
+
+
+def _print_accuracies(out, model, X, y, test, folds, cv_accuracy, no_cv):
+    """``svmscreen fit``'s last lines: training, test (if given) and CV
+    accuracy, or why there is no CV figure."""
+    print(f"train acc.    {100 * np.mean(model.predict(X) == y):.2f}%", file=out)
+    if test is not None:
+        print(f"test acc.     {100 * np.mean(model.predict(test[0]) == test[1]):.2f}%",
+              file=out)
+    if cv_accuracy is not None:
+        print(f"{folds}-fold CV acc. {100 * cv_accuracy:.2f}%", file=out)
     elif no_cv:
         print(no_cv, file=out)
-    return 0
 
 
 def _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out):
@@ -199,14 +208,8 @@ def _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out):
           f"vectors, {seconds:.3f} s", file=out)
     print(f"objective     {path.objective[0]:.10g} summed over the pairs (duality gap "
           f"{path.duality_gap[0]:.3g})", file=out)
-    print(f"train acc.    {100 * np.mean(model.predict(X) == y):.2f}%", file=out)
-    if test is not None:
-        print(f"test acc.     {100 * np.mean(model.predict(test[0]) == test[1]):.2f}%",
-              file=out)
-    if splits is not None:
-        print(f"{args.cv}-fold CV acc. {100 * path.cv_mean[0]:.2f}%", file=out)
-    elif no_cv:
-        print(no_cv, file=out)
+    _print_accuracies(out, model, X, y, test, args.cv,
+                      None if splits is None else path.cv_mean[0], no_cv)
     return 0
 
 

@@ -67,28 +67,30 @@ def _check_X_y(estimator, X, y, kernel):
     return X, y, classes, y_index
 
 
-def _class_weights(class_weight, classes, y, per_sample_weight=None):
-    """compute_class_weight ("balanced", a dict or None), each weight
-    finite and >= 0 and named by its label when not; with the samples'
-    weights (class times sample weight), at least two classes must weigh
+def _class_weights(class_weight, classes, y, sample_weight):
+    """(the class weights, the sample weights checked, ones if None):
+    compute_class_weight ("balanced", a dict or None), each weight finite
+    and >= 0 and named by its label when not; with the samples' weights
+    (class times sample weight), at least two classes must weigh
     something, as scikit-learn's SVC asks."""
     weights = compute_class_weight(class_weight, classes=classes, y=y)
     for label, weight in zip(classes, weights):
         if not (np.isfinite(weight) and weight >= 0):
             raise ValueError(f"class_weight for class {np.asarray(label).item()!r} must be "
                              f"finite and >= 0, got {float(weight)!r}")
-    if per_sample_weight is not None:
-        y_index = np.searchsorted(classes, y)
-        total = np.bincount(y_index, weights=weights[y_index] * per_sample_weight,
-                            minlength=classes.size)
-        if not np.any(total > 0):
-            raise ValueError("class_weight times sample_weight is zero for every sample: "
-                             "nothing to train")
-        if np.count_nonzero(total > 0) < 2:
-            raise ValueError("Invalid input - all samples with positive weights belong to "
-                             f"the same class (class weights {weights.tolist()}, and "
-                             "sample_weight)")
-    return weights
+    sample_weight = (np.ones(y.size) if sample_weight is None
+                     else check_sample_weight(sample_weight, y.size))
+    y_index = np.searchsorted(classes, y)
+    total = np.bincount(y_index, weights=weights[y_index] * sample_weight,
+                        minlength=classes.size)
+    if not np.any(total > 0):
+        raise ValueError("class_weight times sample_weight is zero for every sample: "
+                         "nothing to train")
+    if np.count_nonzero(total > 0) < 2:
+        raise ValueError("Invalid input - all samples with positive weights belong to "
+                         f"the same class (class weights {weights.tolist()}, and "
+                         "sample_weight)")
+    return weights, sample_weight
 
 
 def _check_X(estimator, X):
@@ -237,9 +239,8 @@ class SVC(_Estimator):
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
         probability = check_flag(self.probability, "probability")
         # C_i = C * class_weight[y_i] * sample_weight_i, as scikit-learn's SVC
-        sample_weight = (np.ones(y.size) if sample_weight is None
-                         else check_sample_weight(sample_weight, y.size))
-        self.class_weight_ = _class_weights(self.class_weight, self.classes_, y, sample_weight)
+        self.class_weight_, sample_weight = _class_weights(self.class_weight, self.classes_, y,
+                                                           sample_weight)
         weight = self.class_weight_[y_index] * sample_weight
         precomputed = self.kernel == "precomputed"
         C, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
@@ -404,9 +405,7 @@ class _BinaryModelClassifier(_Estimator):
     def _index_class_weight(self, y, sample_weight=None):
         """class_weight (dict, "balanced" or None) as {class index: weight},
         checked (``_class_weights``)."""
-        weights = _class_weights(self.class_weight, self.classes_, y,
-                                 np.ones(y.size) if sample_weight is None
-                                 else check_sample_weight(sample_weight, y.size))
+        weights, _ = _class_weights(self.class_weight, self.classes_, y, sample_weight)
         return {k: float(w) for k, w in enumerate(weights)}
 
 
@@ -506,10 +505,9 @@ class SVCPathCV(_BinaryModelClassifier):
     def _fit_one_vs_one(self, X, y_index, sample_weight, splits, gammas):
         self.Cs_ = log_grid(self.C_range, self.Cs) if np.ndim(self.Cs) == 0 \
             else check_C_grid(self.Cs)
-        sample_weight = (np.ones(y_index.size) if sample_weight is None
-                         else check_sample_weight(sample_weight, y_index.size))
-        weight = _class_weights(self.class_weight, self.classes_, self.classes_[y_index],
-                                sample_weight)[y_index] * sample_weight
+        class_weight, sample_weight = _class_weights(self.class_weight, self.classes_,
+                                                     self.classes_[y_index], sample_weight)
+        weight = class_weight[y_index] * sample_weight
         masks = cv_splits(splits, y_index)
         # what train_path checks for the binary case
         _, kernel, degree, coef0, tol, cache_size, _ = check_parameters(

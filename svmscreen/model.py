@@ -237,7 +237,9 @@ def solve_dual(X, signs, hi, *, kernel, gamma, coef0, degree, cache_size, tol, s
     ``libsvm_first``: with q_rounding="float32", the sign LIBSVM makes +1
     (``libsvm_first_sign``; None: the first sample's)."""
     n = signs.shape[0]
-    if q_rounding == "float32" and fit_intercept and n:
+    libsvm_arithmetic = q_rounding == "float32"
+    order = None
+    if libsvm_arithmetic and fit_intercept and n:
         # LIBSVM's own problem (svm_group_classes): the first sample's class
         # is +1 and its samples come first, each class in input order.  Its
         # Q, bounds and equality are ours, permuted, but the working-set
@@ -245,18 +247,22 @@ def solve_dual(X, signs, hi, *, kernel, gamma, coef0, degree, cache_size, tol, s
         # 400 interleaved problems ended at another point within tol.
         first = signs[0] if libsvm_first is None else libsvm_first
         order = np.concatenate([np.flatnonzero(signs == first), np.flatnonzero(signs != first)])
-        block = X[np.ix_(order, order)] if kernel == "precomputed" else X[order]
-        result = solve_dual(block, first * signs[order], hi[order], kernel=kernel,
-                            gamma=gamma, coef0=coef0, degree=degree, cache_size=cache_size,
-                            tol=tol, shrinking=shrinking, max_iter=max_iter,
-                            alpha0=None if alpha0 is None else alpha0[order],
-                            q_rounding="float32-grouped")
+        X = X[np.ix_(order, order)] if kernel == "precomputed" else X[order]
+        signs, hi = first * signs[order], hi[order]
+        alpha0 = None if alpha0 is None else alpha0[order]
+    kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree,
+                        in_order=libsvm_arithmetic)
+    Q = QMatrix(kernel_obj, signs, cache_size, round_float32=libsvm_arithmetic)
+    result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n) if alpha0 is None else alpha0,
+                   y=signs if fit_intercept else None, tol=tol, shrinking=shrinking,
+                   max_iter=max_iter)
+    if order is not None:
         back = np.empty(n, dtype=np.intp)
         back[order] = np.arange(n)
         result.alpha, result.grad = result.alpha[back], result.grad[back]
         result.frozen = result.frozen[back]
         result.rho = first * result.rho          # f = first f' with Q unchanged
-        return result
+    return result
     libsvm_arithmetic = q_rounding in ("float32", "float32-grouped")
     kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree,
                         in_order=libsvm_arithmetic)
