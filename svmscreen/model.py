@@ -263,11 +263,3 @@ def solve_dual(X, signs, hi, *, kernel, gamma, coef0, degree, cache_size, tol, s
         result.frozen = result.frozen[back]
         result.rho = first * result.rho          # f = first f' with Q unchanged
     return result
-    libsvm_arithmetic = q_rounding in ("float32", "float32-grouped")
-    kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree,
-                        in_order=libsvm_arithmetic)
-    Q = QMatrix(kernel_obj, signs, cache_size, round_float32=libsvm_arithmetic)
-    result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n) if alpha0 is None else alpha0,
-                   y=signs if fit_intercept else None, tol=tol, shrinking=shrinking,
-                   max_iter=max_iter)
-    return result
