@@ -367,13 +367,17 @@ def _box_ratio(hi, hi_ref, name="hi", name_ref="hi_ref"):
 
 
 def _vector(value, n, name):
-    """``value`` itself when it already is a float64 contiguous (n,) array
-    (its values are checked by ``_rules.reference_summary``), else
-    ``_as_vector``."""
+    """A box as a float64 contiguous (n,) array: ``value`` itself when it
+    already is one.  Its values are checked by the typed rule, which takes a
+    box [0, 0] for a sample of weight 0 (``_raise_box_error`` says what it
+    refused)."""
     if (type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n,)
             and value.flags.c_contiguous):
         return value
-    return _as_vector(value, n, name)
+    try:
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)))
+    except ValueError:
+        raise ValueError(f"{name} must be a float or an array of shape ({n},)") from None
 
 
 def _as_vector(value, n, name):
@@ -383,12 +387,22 @@ def _as_vector(value, n, name):
     return arr
 
 
-def _raise_box_error(hi_ref, hi, n):
-    """Say what is wrong with the boxes a typed rule refused."""
-    _as_vector(hi_ref, n, "hi_ref")
-    _as_vector(hi, n, "hi")
-    _box_ratio(hi, hi_ref)
-    raise ValueError("hi and hi_ref must be positive, finite and proportional")
+def _raise_box_error(hi_ref, hi, n, name_ref="hi_ref", name="hi"):
+    """Say what is wrong with the boxes a typed rule refused (it takes
+    proportional boxes, a box [0, 0] in both for a sample of weight 0)."""
+    boxes = []
+    for value, label in ((hi_ref, name_ref), (hi, name)):
+        arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (n,))
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ValueError(f"{label} must be non-negative and finite")
+        boxes.append(arr)
+    weighted = (boxes[0] > 0) | (boxes[1] > 0)
+    if not np.any(weighted):
+        raise ValueError(f"{name} and {name_ref} are 0 for every sample")
+    if np.any((boxes[0] > 0) != (boxes[1] > 0)):
+        raise ValueError(f"{name} and {name_ref} must be 0 at the same samples")
+    _box_ratio(boxes[1][weighted], boxes[0][weighted], name, name_ref)
+    raise ValueError(f"{name} and {name_ref} must be positive, finite and proportional")
 
 
 def _statuses(data, status, status_centred):
@@ -698,11 +712,16 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     if rule not in DOME_RULES:
         raise ValueError(f"rule must be one of {DOME_RULES}, got {rule!r}")
     n = data.n
-    hi_a = _as_vector(hi_a, n, "hi_a")
-    hi_b = _as_vector(hi_b, n, "hi_b")
-    hi = _as_vector(hi, n, "hi")
-    if _box_ratio(hi, hi_a, "hi", "hi_a") < 1.0 - 1e-12 or \
-            _box_ratio(hi_b, hi, "hi_b", "hi") < 1.0 - 1e-12:
+    hi_a = _vector(hi_a, n, "hi_a")
+    hi_b = _vector(hi_b, n, "hi_b")
+    hi = _vector(hi, n, "hi")
+    # the typed ratio, as the path's dome step takes it: a box [0, 0] in all
+    # three (a sample of weight 0) is left out, as screen() leaves it
+    q_a, q_b = _rules.box_ratio(hi, hi_a), _rules.box_ratio(hi_b, hi)
+    if not (q_a == q_a and q_b == q_b):
+        _raise_box_error(hi_a, hi, n, "hi_a", "hi")
+        _raise_box_error(hi, hi_b, n, "hi", "hi_b")
+    if q_a < 1.0 - 1e-12 or q_b < 1.0 - 1e-12:
         raise ValueError("the domes need hi_a <= hi <= hi_b")
     alpha_a = np.ascontiguousarray(alpha_a, dtype=np.float64)
     alpha_b = np.ascontiguousarray(alpha_b, dtype=np.float64)

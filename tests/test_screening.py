@@ -371,6 +371,48 @@ def test_domes_exact_references(problem, log_c_a, log_up, log_up_b, fit_intercep
     assert np.all(results["ssnsv"].screened_bound <= results["essnsv"].screened_bound)
 
 
+@settings(max_examples=examples(40), deadline=None)
+@given(problems, log_c, st.sampled_from([0.05, 0.5]), st.sampled_from([0.0, 0.4]),
+       st.booleans(), st.integers(1, 3))
+def test_domes_take_zero_sample_weights(problem, log_c_a, log_up, log_up_b, fit_intercept,
+                                        n_zero):
+    """Samples of weight 0 (box [0, 0]) are taken by screen_dome as by
+    screen() and the path; the other samples are screened safely."""
+    X, y, K, gamma = make_problem(*problem)
+    weight = np.ones_like(y)
+    weight[2:2 + n_zero] = 0.0
+    c_a = 10.0**log_c_a
+    c = c_a * 10.0**log_up
+    c_b = c * 10.0**log_up_b
+    alpha_a, _ = exact_svc(K, y, c_a * weight, fit_intercept)
+    alpha_b, _ = exact_svc(K, y, c_b * weight, fit_intercept)
+    alpha_star, b_star = exact_svc(K, y, c * weight, fit_intercept)
+    Q = (y[:, None] * y[None, :]) * K
+    data = ScreeningData(X, y, problem[3], gamma, fit_intercept=fit_intercept)
+    for rule in ("ssnsv", "essnsv"):
+        result = screen_dome(data, alpha_a, Q @ alpha_a - 1, c_a * weight, alpha_b,
+                             Q @ alpha_b - 1, c_b * weight, c * weight, rule)
+        assert wrong_screens(result, alpha_star, c * weight) == 0
+        assert_sandwich(result, K, y, alpha_star, b_star, fit_intercept)
+
+
+def test_box_errors_name_the_boxes():
+    X, y, K, gamma = make_problem(0, 10, 2, "linear", 0.0, 0.5)
+    data = ScreeningData(X, y, "linear")
+    alpha = np.zeros(10)
+    one = np.ones(10)
+    with pytest.raises(ValueError, match="hi_ref must be non-negative and finite"):
+        screen(data, alpha, None, -1.0, 1.0)
+    with pytest.raises(ValueError, match="hi must be a float or an array of shape"):
+        screen(data, alpha, None, 1.0, [1.0, 2.0])
+    with pytest.raises(ValueError, match="must be 0 at the same samples"):
+        screen(data, alpha, None, np.r_[0.0, one[1:]], one)
+    with pytest.raises(ValueError, match="hi must be a constant multiple of hi_a"):
+        screen_dome(data, alpha, None, one, alpha, None, 3 * one, np.r_[1.5, 2 * one[1:]])
+    with pytest.raises(ValueError, match="the domes need hi_a <= hi <= hi_b"):
+        screen_dome(data, alpha, None, one, alpha, None, 2 * one, 3 * one)
+
+
 @settings(max_examples=examples(80), deadline=None)
 @given(problems, log_c, log_ratio, st.booleans(), st.integers(0, 3))
 def test_intersection_at_least_as_strong(problem, log_c_ref, log_q, fit_intercept, weight_choice):
