@@ -214,13 +214,30 @@ def check_sample_weight(sample_weight, n):
     return sw
 
 
-def class_bounds(y, classes, C, class_weight, sample_weight):
+def balanced_class_weight(y, classes):
+    """scikit-learn's class_weight="balanced": {label: n / (n_classes *
+    number of samples of that label)} over the labels ``y``, every one of
+    ``classes`` among them."""
+    counts = np.array([np.count_nonzero(y == label) for label in classes])
+    if np.any(counts == 0):
+        missing = [label for label, count in zip(classes.tolist(), counts) if count == 0]
+        raise ValueError(f'class_weight="balanced" needs every class among the training '
+                         f"labels; missing: {missing}")
+    return dict(zip(classes.tolist(), y.size / (classes.size * counts)))
+
+
+def class_bounds(y, classes, C, class_weight, sample_weight, rows=None):
     """Per-sample upper bound C_i = C * weight(class of y_i) * sample_weight_i
-    (``classes``: the labels of y, sorted)."""
+    (``classes``: the labels of y, sorted).  class_weight: a dict {label:
+    weight}, "balanced" (``balanced_class_weight`` of y[rows], the training
+    rows of a CV fold, all of y if None) or None."""
     hi = np.full(y.shape, C)
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        class_weight = balanced_class_weight(y if rows is None else y[rows], classes)
     if class_weight is not None:
         if not isinstance(class_weight, dict):
-            raise TypeError(f"class_weight must be a dict {{label: weight}}, got {class_weight!r}")
+            raise TypeError(f'class_weight must be a dict {{label: weight}} or "balanced", '
+                            f"got {class_weight!r}")
         for label, weight in class_weight.items():
             weight = _positive(f"class_weight[{label!r}]", weight)
             match = np.flatnonzero(classes == label)

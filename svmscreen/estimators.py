@@ -33,8 +33,8 @@ from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
 from svmscreen.one_vs_one import fold_accuracy, pair_votes
-from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits, fold_params,
-                            log_grid, train_path)
+from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits, fold_bounds,
+                            fold_params, log_grid, train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -377,7 +377,8 @@ class SVC(_Estimator):
                 raise ValueError("break_ties must be False when decision_function_shape "
                                  "is 'ovo'")
             return self.classes_[np.argmax(ovr_decision_function(dec, n_classes), axis=1)]
-        # argmax takes the first maximum: ties go to the lower class, as LIBSVM
+        # argmax takes the first maximum: ties go to the lower class in sorted
+        # order, as scikit-learn (LIBSVM: the class seen first in the data)
         return self.classes_[np.argmax(pair_votes(dec, n_classes), axis=1)]
 
 
@@ -483,8 +484,11 @@ class SVCPathCV(_BinaryModelClassifier):
             raise ValueError("gamma is an empty list")
         if self.classes_.size > 2:
             return self._fit_one_vs_one(X, y_index, sample_weight, splits, gammas)
-        # X and y are checked above; two classes here
+        # X and y are checked above; two classes here.  "balanced" goes to
+        # train_path as such: each fold weighs its own training labels.
         class_weight = self._index_class_weight(y, sample_weight)
+        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
+            class_weight = "balanced"
         grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
         self.paths_ = train_path(
             X, y_index, **grid, C_range=self.C_range, kernel=self.kernel,
@@ -509,6 +513,11 @@ class SVCPathCV(_BinaryModelClassifier):
                                                      self.classes_[y_index], sample_weight)
         weight = class_weight[y_index] * sample_weight
         masks = cv_splits(splits, y_index)
+        # "balanced": each fold weighs its own training labels, as GridSearchCV
+        fold_weights = fold_bounds(y_index, np.arange(self.classes_.size),
+                                   "balanced" if isinstance(self.class_weight, str)
+                                   and self.class_weight == "balanced" else None,
+                                   sample_weight, weight, masks)
         # what train_path checks for the binary case
         _, kernel, degree, coef0, tol, cache_size, _ = check_parameters(
             C=1.0, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
@@ -524,9 +533,9 @@ class SVCPathCV(_BinaryModelClassifier):
                           coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
             accuracy = np.array(_parallel(self.n_jobs, [
-                (fold_accuracy, (X, y_index, weight, train, held, self.Cs_,
+                (fold_accuracy, (X, y_index, fold_weights[k], train, held, self.Cs_,
                                  fold_params(params, gamma, X, train), path_options), {})
-                for train, held in masks]))
+                for k, (train, held) in enumerate(masks)]))
             t = int(np.argmax(accuracy.mean(axis=0)))
             if accuracy[:, t].mean() > best[0]:
                 best = (accuracy[:, t].mean(), t, params["gamma"], accuracy)

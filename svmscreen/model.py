@@ -143,8 +143,10 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     coef0 : float, default=0.0
     degree : int, default=3
     fit_intercept : bool, default=True
-    class_weight : dict or None
-        C of class ``label`` becomes ``weight * C`` (LIBSVM's ``-wi``).
+    class_weight : dict, "balanced" or None
+        C of class ``label`` becomes ``weight * C`` (LIBSVM's ``-wi``);
+        "balanced": weight n / (n_classes * count of the class), as
+        scikit-learn's.
     sample_weight : array-like or None
         Per-sample multipliers of C.
     tol : float, default=1e-3

@@ -185,10 +185,12 @@ def _pair_path(X, y_index, hi_unit, pair, classes, grid, params, path_options, k
 
 
 def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, splits, *,
-                          n_jobs, keep, verbose, gamma_spec=None):
+                          n_jobs, keep, verbose, gamma_spec=None, fold_units=None):
     """``train_path`` for more than two classes, on inputs it has checked:
     a path per pair (in parallel with ``n_jobs``), cross-validated by the
-    votes on ``splits`` (boolean (train, held) masks) if given."""
+    votes on ``splits`` (boolean (train, held) masks) if given, each fold
+    with its box units ``fold_units[k]`` (``path.fold_bounds``; hi_unit if
+    None)."""
     y_index = np.searchsorted(classes, y)
     pairs = class_pairs(classes.size)
     show = verbose and _sequential(n_jobs)
@@ -206,7 +208,8 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
     result.gamma = params["gamma"]
     if splits is not None:
         result.cv_accuracy = np.array(_parallel(n_jobs, [
-            (fold_accuracy, (X, y_index, hi_unit, train, held, result.C,
+            (fold_accuracy, (X, y_index, hi_unit if fold_units is None else fold_units[k],
+                             train, held, result.C,
                              fold_params(params, gamma_spec, X, train), path_options,
                              f"fold {k + 1}/{len(splits)}, " if show else None), {})
             for k, (train, held) in enumerate(splits)], verbose=verbose))

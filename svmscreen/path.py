@@ -825,6 +825,17 @@ def fold_params(params, gamma_spec, X, train):
     return dict(params, gamma=resolve_gamma("scale", X[train], params["kernel"]))
 
 
+def fold_bounds(y, classes, class_weight, sample_weight, hi_unit, splits):
+    """The box units (C_i / C) of each CV fold's paths: with
+    class_weight="balanced" the weights of the fold's training labels, as
+    GridSearchCV(SVC(class_weight="balanced")) computes them (the whole y's
+    would let the held-out labels into the model); else ``hi_unit``."""
+    if not (isinstance(class_weight, str) and class_weight == "balanced"):
+        return [hi_unit] * len(splits)
+    return [class_bounds(y, classes, 1.0, class_weight, sample_weight, rows=train)
+            for train, _ in splits]
+
+
 def _fold_accuracy(X, signs, hi_unit, train, held, grid, params, path_options,
                    progress_label=None):
     """Accuracy on the held-out part at each C of ``fold_decisions``."""
@@ -857,7 +868,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         steps guarantee every C in between a relative dual error <= epsilon.
     kernel, gamma, coef0, degree, fit_intercept, class_weight, sample_weight
         As ``fit_binary``.  A list of gamma values runs one path per value and
-        returns a list of PathResult.
+        returns a list of PathResult.  class_weight="balanced" weighs each CV
+        fold by its own training labels, as GridSearchCV does.
     screening : {"dvi", "it", "bt2", "essnsv", "ssnsv"} or None, default="dvi"
         The safe rule applied before each solve (None: none).  Every screened
         solve is checked; ``put_back`` counts the samples a rule got wrong.
@@ -943,6 +955,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     else:
         raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
     splits = None if cv is None else cv_splits(cv, y, random_state)
+    fold_units = None if splits is None else fold_bounds(y, classes, class_weight,
+                                                         sample_weight, hi_unit, splits)
 
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=fit_intercept)
@@ -954,7 +968,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         from svmscreen.one_vs_one import train_path_one_vs_one
         return train_path_one_vs_one(X, y, classes, hi_unit, C_grid, params, path_options,
                                      splits, n_jobs=n_jobs, keep=keep, verbose=verbose,
-                                     gamma_spec=gamma_spec)
+                                     gamma_spec=gamma_spec, fold_units=fold_units)
     classes, signs = binary_signs(y)
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_screening(screening, problem, fit_intercept)
@@ -972,7 +986,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     result.gamma = gamma
     if splits is not None:
         show_folds = verbose and _sequential(n_jobs)
-        tasks = [(_fold_accuracy, (X, signs, hi_unit, train, held, result.C,
+        tasks = [(_fold_accuracy, (X, signs, fold_units[k], train, held, result.C,
                                    fold_params(params, gamma_spec, X, train), path_options,
                                    f"fold {k + 1}/{len(splits)}" if show_folds else None), {})
                  for k, (train, held) in enumerate(splits)]

@@ -392,6 +392,44 @@ def test_max_iter_warning_is_also_scikit_learns():
                 SVC(max_iter=3).fit(X, y)
 
 
+def test_fit_binary_balanced_is_scikit_learns_weights():
+    from sklearn.utils import compute_class_weight
+    X, y = load_dataset("diabetes_scale")
+    weights = compute_class_weight("balanced", classes=np.unique(y), y=y)
+    explicit = svmscreen.fit_binary(X, y, C=2.0, class_weight=dict(zip(np.unique(y), weights)))
+    balanced = svmscreen.fit_binary(X, y, C=2.0, class_weight="balanced")
+    np.testing.assert_array_equal(balanced.alpha_, explicit.alpha_)
+    assert balanced.intercept_ == explicit.intercept_
+    with pytest.raises(TypeError, match='or "balanced"'):
+        svmscreen.fit_binary(X, y, C=2.0, class_weight="balance")
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_balanced_class_weight_is_each_training_folds(n_classes):
+    """class_weight="balanced" in cross-validation weighs each fold by its
+    training labels, as GridSearchCV(SVC(class_weight="balanced")) does; it
+    was the whole y's.  The folds' class proportions differ on purpose."""
+    X, y = load_dataset("breast-cancer_scale")
+    X = X.toarray()
+    if n_classes == 3:
+        X, y = load_iris(return_X_y=True)
+    rank = np.argsort(np.argsort(y, kind="stable"), kind="stable")
+    first = y == y.min()
+    # the first class mostly in group 0, the others spread over 0, 1, 2
+    groups = np.where(first, np.where(rank % 5 == 0, 1 + rank % 2, 0), rank % 3)
+    splits = [(np.flatnonzero(groups != g), np.flatnonzero(groups == g)) for g in range(3)]
+    Cs = [0.3, 3.0, 30.0]
+    ours = SVCPathCV(Cs=Cs, cv=splits, gamma=0.5, tol=1e-8, class_weight="balanced",
+                     screening=None).fit(X, y)
+    grid = GridSearchCV(svm.SVC(gamma=0.5, tol=1e-8, class_weight="balanced"), {"C": Cs},
+                        cv=splits).fit(X, y)
+    theirs = np.array([grid.cv_results_[f"split{k}_test_score"] for k in range(3)])
+    np.testing.assert_array_equal(ours.cv_accuracy_, theirs)
+    path = svmscreen.train_path(X, y, C=Cs, cv=splits, gamma=0.5, tol=1e-8,
+                                class_weight="balanced", screening="dvi")
+    np.testing.assert_array_equal(path.cv_accuracy, theirs)
+
+
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_gamma_scale_is_each_training_folds(n_classes):
     """gamma="scale" in cross-validation is the variance of each fold's
