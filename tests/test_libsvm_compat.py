@@ -1304,3 +1304,17 @@ def test_random_weighted_problems_give_libsvm_model_files(seed, tmp_path):
     official.svm_save_model(str(tmp_path / "lib"), official.svm_train(y, x, options))
     ours.svm_save_model(str(tmp_path / "ours"), ours.svm_train(y, x, options))
     assert (tmp_path / "lib").read_bytes() == (tmp_path / "ours").read_bytes(), options
+
+
+def test_probability_with_a_zero_class_weight_is_silent():
+    """-b 1 -w2 0: the pairs of class 2 have rho = +-inf and A = 0, and
+    svm.cpp's arithmetic on them is silent; numpy's must be too (it warned
+    "invalid value encountered in multiply" in training and prediction)."""
+    import warnings
+    y = [1, 1, 1, 2, 2, 2, 3, 3, 3, 3] * 3
+    x = [{1: float(i % 7), 2: float(i % 5)} for i in range(len(y))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = ours.svm_train(y, x, "-b 1 -w2 0 -q")
+        labels, _, probabilities = ours.svm_predict(y, x, model, "-b 1 -q")
+    assert len(labels) == len(y) and np.all(np.isfinite(probabilities))

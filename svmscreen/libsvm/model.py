@@ -522,6 +522,9 @@ def _sigmoid_objective(dec, target, A, B):
     return float(out.sum())
 
 
+# C's arithmetic is silent: a pair with rho = +-inf (-wi 0) has infinite
+# decision values, and A = 0 times those is nan, as in svm.cpp
+@np.errstate(over="ignore", invalid="ignore")
 def sigmoid_train(dec, labels, info=None):
     """``sigmoid_train``: Platt scaling with Lin, Lin & Weng's improvements.
 
@@ -597,6 +600,7 @@ def _sigmoid_pq(fApB):
     return p, q
 
 
+@np.errstate(over="ignore", invalid="ignore")     # as sigmoid_train
 def sigmoid_predict(dec, A, B):
     """``sigmoid_predict``: P(+1 | f) = 1/(1 + exp(A f + B)), elementwise
     (A, B broadcast against dec)."""
