@@ -111,6 +111,10 @@ cdef class Kernel:
                  bint in_order=False):
         cdef Py_ssize_t i
         self.kernel_type = kernel_code(str(kernel))    # numpy.str_ included
+        if self.kernel_type == PRECOMPUTED and (sp.issparse(X) or X.shape[0] != X.shape[1]):
+            # K(i, i) is read for every i, unchecked (boundscheck off)
+            raise ValueError(f"a precomputed kernel must be a square dense array, got "
+                             f"shape {X.shape}")
         self.in_order = in_order
         self.gamma = gamma
         self.coef0 = coef0

@@ -281,6 +281,7 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     s = _check_s(s)
     _check_max_outer(max_outer)
     shrinking = check_flag(shrinking, "shrinking")
+    verbose = check_flag(verbose, "verbose")
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
         X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
     if isinstance(C, bool) or not np.ndim(C) == 0:
@@ -314,6 +315,7 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     s = _check_s(s)
     _check_max_outer(max_outer)
     shrinking = check_flag(shrinking, "shrinking")
+    verbose = check_flag(verbose, "verbose")
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
         X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
     grid = check_C_grid(C)

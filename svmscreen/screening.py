@@ -24,13 +24,15 @@ Trusts: ``ScreeningData`` validates X and y once; the references passed to
 with an intercept) and their gradients belong to them.  Shapes and the
 proportionality of the boxes are checked here.
 """
+import numbers
 import time
 
 import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._kernels import Kernel
-from svmscreen._validation import check_X
+from svmscreen._validation import (_positive, check_flag, check_parameters, check_precomputed,
+                                   check_X, resolve_gamma)
 from svmscreen import _rules
 from svmscreen.objective import gap_of
 
@@ -84,14 +86,24 @@ class ScreeningData:
     def __init__(self, X, y, kernel="rbf", gamma=1.0, coef0=0.0, degree=3,
                  fit_intercept=True, centre=True, centre_sample=1000,
                  random_state=0, qmatrix=None):
+        y = np.asarray(y)
+        if y.dtype.kind not in "biuf":
+            raise TypeError(f"y must be an array of -1/+1 numbers, got dtype {y.dtype}")
         y = np.ascontiguousarray(y, dtype=np.float64)
         if y.ndim != 1 or not np.all((y == 1.0) | (y == -1.0)):
             raise ValueError("y must be a 1-D array of -1/+1 labels")
-        kernel = str(kernel)
         if qmatrix is None:
-            X = check_X(X, precomputed=kernel == "precomputed")
+            _, kernel, degree, coef0, _, _, _ = check_parameters(
+                C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=1.0, cache_size=1.0,
+                max_iter=None)
+            X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
+            gamma = resolve_gamma(gamma, X, kernel)
         # else: X is the data the solver's QMatrix was built on, checked
         # then (a one-vs-one path builds this once per pair of classes)
+        kernel = str(kernel)
+        if (isinstance(centre_sample, bool) or not isinstance(centre_sample, numbers.Integral)
+                or centre_sample < 1):
+            raise ValueError(f"centre_sample must be a positive integer, got {centre_sample!r}")
         self.X = X
         self.y = y
         self.n = y.shape[0]
@@ -103,8 +115,8 @@ class ScreeningData:
             self.kernel = Kernel(X, kernel, float(gamma), float(coef0), int(degree))
         if self.kernel.n_samples != self.n:
             raise ValueError(f"X has {self.kernel.n_samples} samples, y has {self.n}")
-        self.fit_intercept = bool(fit_intercept)
-        self.centre = bool(centre) and self.fit_intercept
+        self.fit_intercept = check_flag(fit_intercept, "fit_intercept")
+        self.centre = check_flag(centre, "centre") and self.fit_intercept
         self.linear = kernel == "linear"
         self.kernel_diag = self.kernel.diagonal()
         self.norms = np.sqrt(np.maximum(self.kernel_diag, 0.0))      # ||phi_i|| = ||z_i||
@@ -366,6 +378,23 @@ def _box_ratio(hi, hi_ref, name="hi", name_ref="hi_ref"):
     return q
 
 
+def _real_vector(value, n, name):
+    """A finite float64 (n,) array (alpha, grad, p, coef of the rules)."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (it has nan or inf)")
+    return arr
+
+
+def _check_tau(tau):
+    return _positive("tau", tau, allow_zero=True)
+
+
 def _vector(value, n, name):
     """A box as a float64 contiguous (n,) array: ``value`` itself when it
     already is one.  Its values are checked by the typed rule, which takes a
@@ -374,6 +403,8 @@ def _vector(value, n, name):
     if (type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n,)
             and value.flags.c_contiguous):
         return value
+    if np.asarray(value).dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a float or an array of real numbers, got {value!r}")
     try:
         return np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)))
     except ValueError:
@@ -381,6 +412,8 @@ def _vector(value, n, name):
 
 
 def _as_vector(value, n, name):
+    if np.asarray(value).dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a float or an array of real numbers, got {value!r}")
     arr = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)))
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"{name} must be positive and finite")
@@ -491,18 +524,17 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     n = data.n
-    alpha = np.ascontiguousarray(alpha_ref, dtype=np.float64)
-    if alpha.shape != (n,):
-        raise ValueError(f"alpha_ref must have shape ({n},), got {alpha.shape}")
+    alpha = _real_vector(alpha_ref, n, "alpha_ref")
     hi_ref = _vector(hi_ref, n, "hi_ref")
     hi = _vector(hi, n, "hi")
+    tau = _check_tau(tau)
+    pairwise = check_flag(pairwise, "pairwise")
+    exact_reference = check_flag(exact_reference, "exact_reference")
     if grad_ref is None:
         qa = data.q_times(alpha)
         grad = qa - 1.0
     else:
-        grad = np.ascontiguousarray(grad_ref, dtype=np.float64)
-        if grad.shape != (n,):
-            raise ValueError(f"grad_ref must have shape ({n},), got {grad.shape}")
+        grad = _real_vector(grad_ref, n, "grad_ref")
         qa = grad + 1.0
     start = time.perf_counter()
     gap = gap_ref if gap_ref is not None else data.reference_gap(alpha, grad, hi_ref)
@@ -590,10 +622,16 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     """
     n = data.n
     y = data.y
-    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-    grad = np.ascontiguousarray(grad, dtype=np.float64)
+    alpha = _real_vector(alpha, n, "alpha")
+    grad = _real_vector(grad, n, "grad")
+    p = _real_vector(p, n, "p")
     hi = _as_vector(hi, n, "hi")
-    coef = alpha if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+    coef = alpha if coef is None else _real_vector(coef, n, "coef")
+    if isinstance(target, bool) or not isinstance(target, numbers.Real) \
+            or not np.isfinite(target):
+        raise ValueError(f"target must be a finite real number, got {target!r}")
+    target = float(target)
+    tau = _check_tau(tau)
     start = time.perf_counter()
     gap = gap_of(alpha, grad, p, np.zeros(n), hi, y if data.fit_intercept else None).gap
     qa = grad + 1.0                                          # Q coef
@@ -723,12 +761,12 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
         _raise_box_error(hi, hi_b, n, "hi", "hi_b")
     if q_a < 1.0 - 1e-12 or q_b < 1.0 - 1e-12:
         raise ValueError("the domes need hi_a <= hi <= hi_b")
-    alpha_a = np.ascontiguousarray(alpha_a, dtype=np.float64)
-    alpha_b = np.ascontiguousarray(alpha_b, dtype=np.float64)
-    grad_a = data.q_times(alpha_a) - 1.0 if grad_a is None else np.ascontiguousarray(
-        grad_a, dtype=np.float64)
-    grad_b = data.q_times(alpha_b) - 1.0 if grad_b is None else np.ascontiguousarray(
-        grad_b, dtype=np.float64)
+    alpha_a = _real_vector(alpha_a, n, "alpha_a")
+    alpha_b = _real_vector(alpha_b, n, "alpha_b")
+    grad_a = data.q_times(alpha_a) - 1.0 if grad_a is None else _real_vector(grad_a, n, "grad_a")
+    grad_b = data.q_times(alpha_b) - 1.0 if grad_b is None else _real_vector(grad_b, n, "grad_b")
+    tau = _check_tau(tau)
+    exact_reference = check_flag(exact_reference, "exact_reference")
     start = time.perf_counter()
     gap_a, gap_b = (0.0, 0.0) if exact_reference else (
         data.reference_gap(alpha, grad, box).gap

@@ -188,3 +188,10 @@ def test_warm_steps_shrink_early_with_the_same_result(monkeypatch):
         np.testing.assert_array_equal(a, b)
     assert early.objective[-1] == pytest.approx(libsvm_round.objective[-1], rel=1e-7)
     assert early.work_select.sum() < 0.75 * libsvm_round.work_select.sum()
+
+
+def test_ramp_verbose_is_a_flag():
+    X, y = load_dataset("heart_scale")
+    for run in (svmscreen.train_ramp, svmscreen.train_ramp_path):
+        with pytest.raises(TypeError, match="verbose must be True or False"):
+            run(X, y, 1.0, verbose="no")

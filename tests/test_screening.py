@@ -1031,3 +1031,42 @@ def test_extreme_C_ratio_bt2_proves_nothing_rather_than_a_point():
         assert result.b_interval[0] <= -1e10 and result.b_interval[1] >= 1e10
         assert not np.isnan(result.lower).any() and not np.isnan(result.upper).any()
         assert not result.screened_zero.any() and not result.screened_bound.any()
+
+
+def test_screening_inputs_are_checked():
+    """Bad input to ScreeningData and the rules is a named error: a
+    non-square precomputed kernel had been read past its end (a segfault on
+    large inputs), and a nan gradient had made the gap 0 and screened free
+    support vectors."""
+    from svmscreen.screening import screen_dynamic
+    X, y, K, gamma = make_problem(1, 12, 3, "rbf", 0.0, 0.5)
+    with pytest.raises(ValueError, match="must be square"):
+        ScreeningData(K[:, :5], y, "precomputed")
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        ScreeningData(X, y, "foo")
+    with pytest.raises(ValueError, match="gamma must be"):
+        ScreeningData(X, y, "rbf", -1.0)
+    with pytest.raises(ValueError, match="centre_sample"):
+        ScreeningData(X, y, "rbf", 1.0, centre_sample=-5)
+    assert ScreeningData(X, y, "rbf", "scale").kernel.gamma == pytest.approx(1 / (3 * X.var()))
+    data = ScreeningData(X, y, "rbf", gamma)
+    Q = (y[:, None] * y[None, :]) * K
+    alpha = np.full(12, 0.5)
+    alpha = np.where(y > 0, alpha * (y < 0).sum() / (y > 0).sum(), alpha)   # y'alpha = 0
+    grad = Q @ alpha - 1
+    bad = grad.copy()
+    bad[0] = np.nan
+    with pytest.raises(ValueError, match="grad_ref must be finite"):
+        screen(data, alpha, bad, 1.0, 1.5, "it")
+    with pytest.raises(ValueError, match="grad must be finite"):
+        screen_dynamic(data, alpha, bad, -np.ones(12), np.ones(12))
+    with pytest.raises(ValueError, match="target must be"):
+        screen_dynamic(data, alpha, grad, -np.ones(12), np.ones(12), target=np.nan)
+    with pytest.raises(ValueError, match="tau must be"):
+        screen(data, alpha, grad, 1.0, 1.5, "dvi", tau=-1.0)
+    with pytest.raises(TypeError, match="hi must be a float or an array of real numbers"):
+        screen(data, alpha, grad, 1.0, "2", "dvi")
+    with pytest.raises(TypeError, match="pairwise must be True or False"):
+        screen(data, alpha, grad, 1.0, 1.5, "dvi", pairwise="no")
+    with pytest.raises(TypeError, match="alpha_ref must be an array of real numbers"):
+        screen(data, alpha.astype(str), grad, 1.0, 1.5, "dvi")
