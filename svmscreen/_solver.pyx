@@ -67,6 +67,14 @@ cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curva
 cdef Py_ssize_t ORDER_MIN_SAMPLES = 2048
 cdef double SNAP = 4.0 * DBL_EPSILON    # a_i this close to a bound, relative to the
                                        # magnitudes that made it, is at the bound
+# calculate_rho (not LIBSVM's): a_i within this share of its box of a bound
+# is at that bound.  Round-off can leave a variable whose optimum is a bound
+# a few ulps inside it (1e-15 of C after a CCCP step's equality repair and one
+# pair step); counted as free, it alone set rho to its end of the interval
+# of optimal intercepts, where a solve that had it exactly at the bound (a
+# screened one) took the midpoint.  Moving it to the bound changes the
+# objective by about this share of C times its gradient.
+cdef double RHO_SLACK = 256.0 * DBL_EPSILON
 
 
 cdef inline double _now() noexcept nogil:
@@ -1425,18 +1433,25 @@ cdef class _SMO:
         """svm.cpp calculate_rho over positions < stop: the mean of y_i G_i
         over free variables, else the midpoint of the interval the KKT
         conditions allow."""
-        cdef double ub = INFINITY, lb = -INFINITY, total = 0.0, yG
+        cdef double ub = INFINITY, lb = -INFINITY, total = 0.0, yG, slack
         cdef Py_ssize_t i, n_free = 0
+        cdef bint upper, lower
         for i in range(stop):
             if self.hi[i] <= self.lo[i] and not self.libsvm_rho:
                 continue   # cannot move, so it says nothing about rho
             yG = self.y[i] * self.G[i]
-            if self.is_upper(i):
+            upper = self.is_upper(i)
+            lower = self.is_lower(i)
+            if not (upper or lower or self.libsvm_rho):
+                slack = RHO_SLACK * (self.hi[i] - self.lo[i])
+                lower = self.alpha[i] - self.lo[i] <= slack
+                upper = not lower and self.hi[i] - self.alpha[i] <= slack
+            if upper:
                 if self.y[i] < 0:
                     ub = min(ub, yG)
                 else:
                     lb = max(lb, yG)
-            elif self.is_lower(i):
+            elif lower:
                 if self.y[i] > 0:
                     ub = min(ub, yG)
                 else:

@@ -68,7 +68,13 @@ def repair_equality(alpha, y, lo, hi, movable, target):
     """
     alpha = alpha.copy()
     residual = float(y @ alpha) - target
-    if residual == 0.0:
+    # The sum's own round-off: a residual within it is no violation, and
+    # moving an entry by it would leave that entry a few ulps off its bound,
+    # a "free" variable that decides the intercept when no real one exists
+    # (a CCCP step then took the end of the optimal interval for b, not its
+    # midpoint, and screening on and off parted ways).
+    roundoff = 4.0 * np.finfo(np.float64).eps * (float(np.abs(alpha).sum()) + abs(target))
+    if abs(residual) <= roundoff:
         return alpha
     # residual > 0: lower y_i a_i, i.e. decrease a_i (y=+1) or increase it (y=-1).
     direction = -np.sign(residual) * y
@@ -77,11 +83,14 @@ def repair_equality(alpha, y, lo, hi, movable, target):
     order = np.argsort(-capacity, kind="stable")
     need = abs(residual)
     for i in order:
-        if need <= 0 or capacity[i] <= 0:
+        if need <= roundoff or capacity[i] <= 0:
             break
-        step = min(capacity[i], need)
-        alpha[i] += direction[i] * step
-        need -= step
+        if capacity[i] <= need:
+            alpha[i] = hi[i] if direction[i] > 0 else lo[i]     # exactly at the bound
+            need -= capacity[i]
+        else:
+            alpha[i] += direction[i] * need
+            need = 0.0
     if need > 1e-12 * max(1.0, float(np.abs(hi).sum())):
         return None
     return alpha

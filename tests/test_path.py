@@ -812,3 +812,26 @@ def test_models_report_a_solve_that_stopped_at_max_iter():
     assert path.status.tolist() == ["max_iter"] * 3
     assert path.model(-1).status_ == "max_iter" and ramp.model.status_ == "max_iter"
     assert full.model(-1).status_ == "optimal"
+
+
+def test_path_and_fit_binary_take_the_same_intercept_without_free_svs():
+    """Balanced class weights make alpha = C w (every sample at its bound)
+    feasible at small C, and the optimal intercepts an interval.  From 0,
+    SMO left a variable a few ulps inside its bound, which as a "free" SV
+    set b to its end of the interval; the path (warm-started at the bound)
+    took the midpoint, and their predictions differed."""
+    from sklearn.model_selection import StratifiedKFold
+    X, y = load_dataset("heart_scale")
+    X = X.toarray()
+    y = np.where(X[:, 0] > 0.3, 2.0, y)
+    train, _ = next(StratifiedKFold(4).split(X, y))
+    X, y = X[train], y[train]
+    pair = (y == -1) | (y == 2)
+    X, y = X[pair], y[pair]
+    Cs = np.geomspace(0.01, 100, 9)[:4]
+    weights = {-1.0: 0.7651515151515151, 2.0: 1.2469135802469136}
+    path = svmscreen.train_path(X, y, C=Cs, gamma=0.01, tol=1e-6, class_weight=weights,
+                                screening=None)
+    for t, C in enumerate(Cs):
+        alone = svmscreen.fit_binary(X, y, C=C, gamma=0.01, tol=1e-6, class_weight=weights)
+        assert path.model(t).intercept_ == pytest.approx(alone.intercept_, abs=1e-9), C

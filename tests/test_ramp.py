@@ -195,3 +195,28 @@ def test_ramp_verbose_is_a_flag():
     for run in (svmscreen.train_ramp, svmscreen.train_ramp_path):
         with pytest.raises(TypeError, match="verbose must be True or False"):
             run(X, y, 1.0, verbose="no")
+
+
+def test_round_off_free_variable_does_not_decide_the_intercept():
+    """A CCCP step with no free support vector has an interval of optimal
+    intercepts.  Unscreened, round-off left beta_24 at 9.7e-17 on its box
+    [0, 0.1]; counted as free, it set b to its end of the interval, where
+    the screened solve (beta_24 = 0 exactly) took the midpoint, and the two
+    runs took different outlier sequences from step 5 on."""
+    rng = np.random.default_rng(1962)
+    n = 38
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    X = rng.normal(size=(n, 1)) + 1.0 * y[:, None]
+    y[rng.choice(n, int(0.1 * n), replace=False)] *= -1
+    rows = rng.choice(n, n // 3)
+    X, y = np.vstack([X, X[rows]]), np.concatenate([y, y[rows]])
+    options = dict(C=0.1, s=-0.5, kernel="linear", tol=1e-10,
+                   class_weight={-1.0: 0.5, 1.0: 1.0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = svmscreen.train_ramp(X, y, screening=None, **options)
+        screened = svmscreen.train_ramp(X, y, screening="safe", **options)
+    assert len(plain.outlier_history) == len(screened.outlier_history)
+    for a, b in zip(plain.outlier_history, screened.outlier_history):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(plain.objective, screened.objective, rtol=1e-10)
