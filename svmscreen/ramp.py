@@ -39,9 +39,17 @@ def ramp_loss(z, s):
     return np.minimum(1.0 - s, np.maximum(0.0, 1.0 - z))
 
 
-def outlier_weights(margins, C_i, s):
-    """mu_i = C_i [z_i < s] (paper 001, eq. 5; strict <, ties give 0)."""
-    return np.where(margins < s, C_i, 0.0)
+def outlier_weights(margins, C_i, s, slack=0.0):
+    """mu_i = C_i [z_i < s - slack] (paper 001, eq. 5; ties give 0).
+
+    ``slack``: the margins' own error.  An inner solve stopped at tolerance
+    tol leaves each margin up to about tol off (LIBSVM's stopping rule bounds
+    the spread of y_i G_i, and the margins are G + 1 + y b), so a sample
+    whose exact margin is s lands on either side of it by solver noise; cccp
+    passes tol, so that such ties give 0 whatever the noise (with a strict
+    z < s, screening on and off, or a path and a single C, took different
+    outlier sequences where the hinge optimum had w = 0 and margins at s)."""
+    return np.where(margins < s - slack, C_i, 0.0)
 
 
 class RampResult:
@@ -56,7 +64,9 @@ class RampResult:
     converged : bool
         True when mu stopped changing before max_outer.
     objective : ndarray
-        J(w, b) after each step (non-increasing).
+        J(w, b) after each step: non-increasing up to each inner problem's
+        duality gap (the inner solves stop at tol; a rise beyond it stops
+        the loop with a warning).
     n_outliers : ndarray
         #{mu_i > 0} used by each step.
     screened_zero, screened_bound, frozen, put_back, n_iter : ndarray of int
@@ -111,6 +121,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
     grad = None if grad0 is None else grad0.copy()
     trace = []
     previous_J = np.inf
+    best = (np.inf, None, None, None, None)   # (J, beta, mu, intercept, grad), lowest J
+    seen = set()                        # the outlier sets used so far
     converged = False
     intercept = 0.0
     # p = -1 - Q mu; Q mu is kept as q_mu, updated by the columns of the
@@ -167,6 +179,9 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                           screen_seconds=screen_seconds, solve_seconds=solve_seconds))
         if progress is not None:
             progress(step + 1, J, trace[-1]["n_outliers"])
+        if not np.isfinite(J):
+            raise ValueError(f"C={C:g}: the ramp objective is {J} (||w||^2 overflows float64 "
+                             "at this C); use a smaller C")
         # Descent holds up to the inner problem's own duality gap
         # (notes/seed_001 §6, pitfall 12): J_{k+1} <= J_k + gap_{k+1}, the gap
         # taken at the intercept J uses.
@@ -177,9 +192,23 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                           "stopping", ConvergenceWarning, stacklevel=3)
             break
         previous_J = J
-        new_mu = outlier_weights(margins, C_i, s)
+        if J < best[0]:
+            best = (J, beta, mu, intercept, grad.copy())    # grad is updated in place
+        seen.add(np.packbits(mu > 0).tobytes())
+        new_mu = outlier_weights(margins, C_i, s, slack=tol)
         if np.array_equal(new_mu, mu):
             converged = True
+            break
+        if np.packbits(new_mu > 0).tobytes() in seen:
+            # In exact arithmetic J falls strictly until mu repeats itself;
+            # a return to an earlier outlier set is a cycle through solutions
+            # equal to the solver's tolerance (each rise within the inner
+            # gap, checked above), which would run to max_outer.  End at the
+            # cycle's lowest objective.
+            warnings.warn(f"CCCP step {step}: the outliers return to an earlier set (a cycle "
+                          f"at tol={tol:g}); ending at the lowest objective {best[0]:.10g}",
+                          ConvergenceWarning, stacklevel=3)
+            _, beta, mu, intercept, grad = best
             break
         if step + 1 == max_outer:
             warnings.warn(f"CCCP did not converge in max_outer={max_outer} steps",
@@ -202,8 +231,10 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         beta, mu = repaired, new_mu
     w_squared = float((beta - mu) @ (grad + 1.0)) if grad is not None else 0.0   # ||w||^2
     if w_squared <= 1e-12 * max(1.0, abs(trace[-1]["objective"])):
-        warnings.warn("CCCP ended with w = 0 (every margin sample is an outlier): the "
-                      "model is constant", UserWarning, stacklevel=3)
+        why = (" (every margin sample is an outlier)" if np.any(mu > 0)
+               else " (the hinge optimum itself)")
+        warnings.warn(f"CCCP ended with w = 0{why}: the model is constant", UserWarning,
+                      stacklevel=3)
     return beta, mu, intercept, trace, converged
 
 

@@ -220,3 +220,51 @@ def test_round_off_free_variable_does_not_decide_the_intercept():
     for a, b in zip(plain.outlier_history, screened.outlier_history):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(plain.objective, screened.objective, rtol=1e-10)
+
+
+def test_cccp_cycle_ends_at_its_lowest_objective():
+    """At a loose tol the outlier sets can return to an earlier one (each
+    rise of J within the inner gap); the loop had run to max_outer and
+    returned the last iterate.  It now stops at the repeat, with a warning,
+    at the lowest objective seen."""
+    rng = np.random.default_rng(224)
+    n = int(rng.integers(10, 40))
+    y = np.where(rng.random(n) < 0.6, 1.0, -1.0)
+    X = rng.normal(size=(n, 2)) + 0.5 * y[:, None]
+    C = float(rng.choice([1e-3, 0.1, 10.0]))
+    with pytest.warns(svmscreen.ConvergenceWarning, match="return to an earlier set"):
+        result = svmscreen.train_ramp(X, y, C=C, s=-1.0, kernel="linear", tol=0.1,
+                                      screening=None)
+    assert result.n_outer < 50 and not result.converged
+    model = result.model
+    w = model.dual_coef_.ravel() @ model.support_vectors_
+    margins = y * model.decision_function(X)
+    J = 0.5 * float(w @ w) + float(np.sum(C * ramp_loss(margins, -1.0)))
+    assert J == pytest.approx(result.objective.min(), rel=1e-9)
+
+
+def test_ties_at_s_give_zero_whatever_the_solver_noise():
+    """The hinge optimum at C = 100 has w = 0, b = 1: every negative sits
+    exactly at margin -1 = s, and the solver leaves them tol-level noise on
+    either side.  With a strict z < s the path and a single train_ramp took
+    different outlier sequences (J 800 against 637.7); ties now give 0."""
+    rng = np.random.default_rng(310)
+    y = np.where(rng.random(12) < 0.5, -1.0, 1.0)
+    X = rng.normal(size=(12, 3)) + 1.0 * y[:, None]
+    y[rng.choice(12, 3, replace=False)] *= -1
+    options = dict(s=-1.0, kernel="linear", tol=1e-10, screening=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = svmscreen.train_ramp_path(X, y, [0.01, 100.0], **options)
+        alone = svmscreen.train_ramp(X, y, 100.0, **options)
+    assert [h.tolist() for h in path[-1].outlier_history] == \
+        [h.tolist() for h in alone.outlier_history]
+    assert path[-1].objective[-1] == pytest.approx(alone.objective[-1], rel=1e-9)
+
+
+def test_overflowing_objective_is_an_error():
+    X, y = load_dataset("heart_scale")
+    with pytest.raises(ValueError, match="overflows float64"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            svmscreen.train_ramp(X, y, 1e200, kernel="linear")
