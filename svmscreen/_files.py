@@ -1,9 +1,19 @@
-"""Output files that appear whole or not at all."""
+"""Output files that appear whole or not at all; stdout that fails."""
 import contextlib
 import errno
 import os
 import secrets
 import stat
+import sys
+
+
+def detach_stdout():
+    """Point stdout's file descriptor at /dev/null: what could not be
+    written (a reader gone, a full disk) then flushes there, and the
+    interpreter's own final flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 @contextlib.contextmanager

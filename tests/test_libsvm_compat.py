@@ -1283,6 +1283,41 @@ def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
         assert child.wait() == 141 and b"Traceback" not in stderr, stderr
 
 
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_output_errors_end_the_commands_cleanly(unbuffered, tmp_path):
+    """A reader that leaves mid-output ends svmscreen-scale with 141, also
+    unbuffered (python -u), where the text layer had dropped the rest of a
+    large write silently and the command ended with 0; a full disk is a
+    one-line message (a traceback before), and svm-train, as svm-train,
+    still writes its model."""
+    import subprocess
+    import sys
+    env = dict(subprocess_env(OMP_NUM_THREADS="1"), PYTHONUNBUFFERED=unbuffered)
+    rng = np.random.default_rng(0)
+    data = tmp_path / "wide.txt"
+    data.write_text("".join(
+        f"{i % 2} " + " ".join(f"{j}:{v:.6f}" for j, v in enumerate(rng.random(20), 1)) + "\n"
+        for i in range(5000)))           # about 1 MB scaled: more than a pipe holds
+    code = ("import sys; from svmscreen.libsvm.commands import {0}; sys.exit({0}())")
+    with subprocess.Popen([sys.executable, "-c", code.format("scale_main"), str(data)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as child:
+        assert len(child.stdout.read(10)) == 10
+        child.stdout.close()
+        stderr = child.stderr.read()
+        assert child.wait() == 141 and not stderr, stderr
+    if not os.path.exists("/dev/full"):
+        return
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-c", code.format("scale_main"), str(data)],
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=env)
+        assert done.returncode == 1
+        assert done.stderr == "can't write the output: No space left on device\n"
+        done = subprocess.run([sys.executable, "-c", code.format("train_main"), str(data),
+                               str(tmp_path / "m")], stdout=full, stderr=subprocess.PIPE,
+                              text=True, env=env)
+        assert done.returncode == 0 and not done.stderr and (tmp_path / "m").exists()
+
+
 @pytest.mark.parametrize("seed", list(range(30)) + [158, 223])
 def test_random_weighted_problems_give_libsvm_model_files(seed, tmp_path):
     """Small random problems of 2-3 classes, linear, poly and RBF kernels,

@@ -12,13 +12,14 @@ leaves a partial output file (outputs are written to a temporary file and
 renamed); option values must parse (C's ``atoi``/``atof`` read garbage as
 0).
 """
+import io
 import os
 import sys
 
 import numpy as np
 import scipy.sparse as sp
 
-from svmscreen._files import atomic_output
+from svmscreen._files import atomic_output, detach_stdout
 from svmscreen.datasets import load_svmlight_file
 from svmscreen.libsvm.model import (cross_validation, predict, predict_probability,
                                     resolve_parameters, train)
@@ -111,6 +112,11 @@ def _run(body, argv):
         return 0
     except BrokenPipeError:
         return broken_pipe_exit()
+    except OSError as exc:
+        # stdout on a full disk (/dev/full): a message, not a traceback
+        sys.stderr.write(f"can't write the output: {exc.strerror or exc}\n")
+        detach_stdout()
+        return 1
 
 
 def broken_pipe_exit():
@@ -118,10 +124,24 @@ def broken_pipe_exit():
     C tools end on SIGPIPE without a message; so do these, with the status
     a shell reports for it (128 + 13), and stdout pointed at /dev/null so
     that the interpreter's own final flush does not fail again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    detach_stdout()
     return 128 + 13
+
+
+def _write_all(text):
+    """``sys.stdout.write(text)``, all of it.  Unbuffered (python -u,
+    PYTHONUNBUFFERED) the text layer hands a large write to the raw file
+    once and drops what a pipe did not take, without an error, so a reader
+    that left early went unnoticed; written in a loop on the raw file, the
+    rest goes out or raises BrokenPipeError."""
+    raw = getattr(sys.stdout, "buffer", None)
+    if not isinstance(raw, io.RawIOBase):
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    view = memoryview(text.encode(sys.stdout.encoding or "utf-8"))
+    while view:
+        view = view[raw.write(view) or 0:]
 
 
 def _can_open(path):
@@ -191,7 +211,7 @@ def _train(argv):
     if message:
         _fail("Error: %s" % message)
 
-    info = param.print_func
+    info = _progress if param.print_func is print_stdout else param.print_func
     if param.cross_validation:
         target = cross_validation(prob, param, param.nr_fold, info)
         if param.svm_type in (EPSILON_SVR, NU_SVR):
@@ -208,6 +228,19 @@ def _train(argv):
         save_model(model_file, model)
     except OSError:
         _fail("can't save model to file %s" % model_file)
+
+
+def _progress(s):
+    """svm-train's progress on stdout.  As C's stdio, a failed write (a full
+    disk) does not stop the training: the rest goes to /dev/null and the
+    model is still written.  A reader gone ends the command, as SIGPIPE
+    ends svm-train."""
+    try:
+        print_stdout(s)
+    except BrokenPipeError:
+        raise
+    except OSError:
+        detach_stdout()
 
 
 def _squared_correlation(v, y):
@@ -475,7 +508,6 @@ def _scale(argv):
         scaled_y[targets == y_min] = y_lower
         targets = scaled_y
 
-    out = sys.stdout
     with np.errstate(over="ignore"):       # unused index 0: -DBL_MAX - DBL_MAX
         span = feature_max - feature_min
     skip = feature_max == feature_min
@@ -507,7 +539,7 @@ def _scale(argv):
                           + "".join("%d:%g " % (c, v) for c, v in zip(cols.tolist(),
                                                                          S[r, cols].tolist()))
                           + "\n")
-        out.write("".join(pieces))
+        _write_all("".join(pieces))
     if new_nonzeros > X.nnz:
         sys.stderr.write("WARNING: original #nonzeros %d\n       > new      #nonzeros %d\n"
                          "If feature values are non-negative and sparse, use -l 0 rather "
