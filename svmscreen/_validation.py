@@ -255,6 +255,12 @@ def class_bounds(y, classes, C, class_weight, sample_weight, rows=None):
     if not np.any(hi > 0):
         raise ValueError("C times class_weight and sample_weight is zero for every sample "
                          "(underflow, or every weight zero): nothing to train")
+    weighing = [label for label in classes.tolist() if np.any(hi[y == label] > 0)]
+    if len(weighing) < 2:
+        # every alpha of the other classes is 0: a constant model, which
+        # scikit-learn's SVC refuses as well
+        raise ValueError(f"class_weight and sample_weight leave only class {weighing} with "
+                         "a positive weight: nothing to separate it from")
     return hi
 
 

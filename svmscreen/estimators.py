@@ -372,7 +372,7 @@ class SVC(_Estimator):
     def predict(self, X):
         dec = self._pair_values(X)
         n_classes = self.classes_.size
-        if self.break_ties and n_classes > 2:
+        if check_flag(self.break_ties, "break_ties") and n_classes > 2:
             if self.decision_function_shape == "ovo":
                 raise ValueError("break_ties must be False when decision_function_shape "
                                  "is 'ovo'")

@@ -59,9 +59,13 @@ def check_C_range(C_range):
 
 def check_C_grid(C):
     """C as a 1-d float grid, checked: finite, positive, strictly increasing."""
-    if isinstance(C, (str, bytes, dict)) or np.iscomplexobj(C):
-        raise TypeError(f"C must be a number or a 1-d sequence of numbers, got {C!r}")
+    # as fit_binary's C: real numbers, not bools (True is not a C of 1) nor
+    # Decimals or strings that float() would read
     try:
+        if isinstance(C, (str, bytes, dict)) or any(
+                isinstance(c, bool) or not isinstance(c, numbers.Real)
+                for c in np.asarray(C, dtype=object).ravel()):
+            raise TypeError
         grid = np.asarray(C, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"C must be a number or a 1-d sequence of numbers, got {C!r}") from None
@@ -907,6 +911,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
         raise TypeError(f"random_state must be an integer (the folds' seed), got "
                         f"{random_state!r}")
+    if random_state < 0:
+        raise ValueError(f"random_state must be >= 0 (the folds' seed), got {random_state!r}")
     if isinstance(gamma, (list, tuple)) or np.ndim(gamma) > 0:
         gammas = list(gamma)
         if not gammas:
@@ -948,7 +954,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     elif grid == "log":
         C_grid = log_grid(C_range, n_C)
     elif grid == "epsilon":
-        if not (isinstance(epsilon, float) or isinstance(epsilon, int)) or not 0 < epsilon < 1:
+        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) \
+                or not 0 < epsilon < 1:
             raise ValueError(f"epsilon must be in (0, 1), got {epsilon!r}")
         C_grid = np.array([check_C_range(C_range)[0]])
         epsilon_path = True

@@ -463,8 +463,8 @@ def test_one_vs_one_pair_of_zero_weights_with_screening():
     """A pair whose samples all weigh 0 has every box [0, 0]: the rule has
     nothing to prove (it had raised on the undefined box ratio); the path
     equals the unscreened one."""
-    X, y, X_test, _ = letter_classes(3, n_train=150, n_test=20)
-    weight = np.where(y == 3, 1.0, 0.0)        # pair (1, 2) weighs nothing
+    X, y, X_test, _ = letter_classes(4, n_train=200, n_test=20)
+    weight = np.where(y >= 3, 1.0, 0.0)        # pair (1, 2) weighs nothing
     screened = train_path(X, y, n_C=3, sample_weight=weight)
     plain = train_path(X, y, n_C=3, sample_weight=weight, screening=None)
     np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-9)
@@ -835,3 +835,19 @@ def test_path_and_fit_binary_take_the_same_intercept_without_free_svs():
     for t, C in enumerate(Cs):
         alone = svmscreen.fit_binary(X, y, C=C, gamma=0.01, tol=1e-6, class_weight=weights)
         assert path.model(t).intercept_ == pytest.approx(alone.intercept_, abs=1e-9), C
+
+
+def test_a_single_class_with_weight_is_refused():
+    """Weights that leave one class alone with a positive weight give every
+    other alpha 0, a constant model; scikit-learn's SVC refuses it, and so
+    do fit_binary and train_path (they had returned it)."""
+    X, y = load_dataset("heart_scale")
+    weight = np.where(y > 0, 1.0, 0.0)
+    for run in (lambda: svmscreen.fit_binary(X, y, sample_weight=weight),
+                lambda: train_path(X, y, n_C=3, sample_weight=weight)):
+        with pytest.raises(ValueError, match="only class .* with a positive weight"):
+            run()
+    with pytest.raises(ValueError, match="random_state must be >= 0"):
+        train_path(X, y, n_C=3, cv=3, random_state=-1)
+    with pytest.raises(TypeError, match="C must be a number"):
+        train_path(X, y, C=True)
