@@ -37,9 +37,20 @@ _WRITE_ROWS = 8192
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
 
 
+_MAGIC = {".gz": b"\x1f\x8b", ".bz2": b"BZh", ".xz": b"\xfd7zXZ\x00"}
+
+
 def _open_compressed(path, mode):
-    """Open ``path`` in binary ``mode``, decompressing by extension."""
-    opener = _OPENERS.get(Path(os.fsdecode(path)).suffix.lower(), open)
+    """Open ``path`` in binary ``mode``, decompressing by extension.  A
+    regular file whose first bytes are not its extension's format (plain
+    text named ``data.gz``) is read as it is, as LIBSVM's tools read it."""
+    suffix = Path(os.fsdecode(path)).suffix.lower()
+    opener = _OPENERS.get(suffix, open)
+    if "r" in mode and suffix in _MAGIC and os.path.isfile(path):
+        with open(path, "rb") as head:
+            start = head.read(len(_MAGIC[suffix]))
+        if start and start != _MAGIC[suffix]:
+            opener = open
     return opener(path, mode)
 
 
