@@ -1353,3 +1353,14 @@ def test_probability_with_a_zero_class_weight_is_silent():
         model = ours.svm_train(y, x, "-b 1 -w2 0 -q")
         labels, _, probabilities = ours.svm_predict(y, x, model, "-b 1 -q")
     assert len(labels) == len(y) and np.all(np.isfinite(probabilities))
+
+
+def test_evaluations_compare_labels_as_libsvm():
+    """evaluations() takes the arrays as they are, as libsvm's: a float64
+    copy had made the labels 2**62 and 2**62 + 1 equal."""
+    from libsvm.commonutil import evaluations as reference
+    from svmscreen.libsvm.commonutil import evaluations
+    for ty, pv in [([2**62, 2**62 + 1], [2**62, 2**62]), ([1, 2, 3], [1, 2, 2]),
+                   ([1.0, -1.0], [1, 1])]:
+        assert evaluations(ty, pv)[:2] == reference(ty, pv)[:2]
+    assert evaluations([2**62, 2**62 + 1], [2**62, 2**62])[0] == 50.0

@@ -104,8 +104,9 @@ def evaluations(ty, pv, useScipy=True):
     (ACC, MSE, SCC) : floats (SCC is nan when undefined)
     """
     if useScipy:
-        return evaluations_scipy(np.asarray(ty, dtype=np.float64),
-                                 np.asarray(pv, dtype=np.float64))
+        # as libsvm's: the arrays as they are (a float64 copy made the
+        # labels 2**62 and 2**62 + 1 equal, and took strings)
+        return evaluations_scipy(np.asarray(ty), np.asarray(pv))
     if len(ty) != len(pv):
         raise ValueError("len(ty) must be equal to len(pv)")
     total_correct = total_error = 0
