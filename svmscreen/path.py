@@ -753,6 +753,8 @@ def _progress_printer(verbose, total, label):
 
         def show(t, C):
             print(f"\r{label}: {t}{of} (C = {C:.3g})", end="", file=sys.stderr, flush=True)
+        # at once: the first C of a large problem can take a while
+        print(f"\r{label}: 0{of}", end="", file=sys.stderr, flush=True)
         return show, lambda: print(file=sys.stderr)
 
 
