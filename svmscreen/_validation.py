@@ -214,6 +214,11 @@ def check_sample_weight(sample_weight, n):
     return sw
 
 
+def is_balanced(class_weight):
+    """class_weight="balanced" (a numpy.str_ included)."""
+    return isinstance(class_weight, str) and class_weight == "balanced"
+
+
 def balanced_class_weight(y, classes):
     """scikit-learn's class_weight="balanced": {label: n / (n_classes *
     number of samples of that label)} over the labels ``y``, every one of
@@ -232,7 +237,7 @@ def class_bounds(y, classes, C, class_weight, sample_weight, rows=None):
     weight}, "balanced" (``balanced_class_weight`` of y[rows], the training
     rows of a CV fold, all of y if None) or None."""
     hi = np.full(y.shape, C)
-    if isinstance(class_weight, str) and class_weight == "balanced":
+    if is_balanced(class_weight):
         class_weight = balanced_class_weight(y if rows is None else y[rows], classes)
     if class_weight is not None:
         if not isinstance(class_weight, dict):

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from svmscreen._kernels import cross_kernel
 from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_flag, check_parameters,
                                    check_precomputed, check_sample_weight, check_X,
-                                   resolve_gamma, warn_if_not_converged)
+                                   is_balanced, resolve_gamma, warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
@@ -487,7 +487,7 @@ class SVCPathCV(_BinaryModelClassifier):
         # X and y are checked above; two classes here.  "balanced" goes to
         # train_path as such: each fold weighs its own training labels.
         class_weight = self._index_class_weight(y, sample_weight)
-        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
+        if is_balanced(self.class_weight):
             class_weight = "balanced"
         grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
         self.paths_ = train_path(
@@ -514,9 +514,7 @@ class SVCPathCV(_BinaryModelClassifier):
         weight = class_weight[y_index] * sample_weight
         masks = cv_splits(splits, y_index)
         # "balanced": each fold weighs its own training labels, as GridSearchCV
-        fold_weights = fold_bounds(y_index, np.arange(self.classes_.size),
-                                   "balanced" if isinstance(self.class_weight, str)
-                                   and self.class_weight == "balanced" else None,
+        fold_weights = fold_bounds(y_index, np.arange(self.classes_.size), self.class_weight,
                                    sample_weight, weight, masks)
         # what train_path checks for the binary case
         _, kernel, degree, coef0, tol, cache_size, _ = check_parameters(

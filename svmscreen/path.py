@@ -17,7 +17,7 @@ from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
                                    check_flag, check_parameters, check_precomputed,
-                                   check_X, class_bounds, resolve_gamma)
+                                   check_X, class_bounds, is_balanced, resolve_gamma)
 from svmscreen.dense_qp import repair_equality
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_of
@@ -836,7 +836,7 @@ def fold_bounds(y, classes, class_weight, sample_weight, hi_unit, splits):
     class_weight="balanced" the weights of the fold's training labels, as
     GridSearchCV(SVC(class_weight="balanced")) computes them (the whole y's
     would let the held-out labels into the model); else ``hi_unit``."""
-    if not (isinstance(class_weight, str) and class_weight == "balanced"):
+    if not is_balanced(class_weight):
         return [hi_unit] * len(splits)
     return [class_bounds(y, classes, 1.0, class_weight, sample_weight, rows=train)
             for train, _ in splits]
