@@ -1299,8 +1299,10 @@ def test_output_errors_end_the_commands_cleanly(unbuffered, tmp_path):
         f"{i % 2} " + " ".join(f"{j}:{v:.6f}" for j, v in enumerate(rng.random(20), 1)) + "\n"
         for i in range(5000)))           # about 1 MB scaled: more than a pipe holds
     code = ("import sys; from svmscreen.libsvm.commands import {0}; sys.exit({0}())")
+    # cwd: not the source tree, whose svmscreen/ is not built in CI
     with subprocess.Popen([sys.executable, "-c", code.format("scale_main"), str(data)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as child:
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                          env=env) as child:
         assert len(child.stdout.read(10)) == 10
         child.stdout.close()
         stderr = child.stderr.read()
@@ -1309,12 +1311,13 @@ def test_output_errors_end_the_commands_cleanly(unbuffered, tmp_path):
         return
     with open("/dev/full", "w") as full:
         done = subprocess.run([sys.executable, "-c", code.format("scale_main"), str(data)],
-                              stdout=full, stderr=subprocess.PIPE, text=True, env=env)
+                              stdout=full, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                              env=env)
         assert done.returncode == 1
         assert done.stderr == "can't write the output: No space left on device\n"
         done = subprocess.run([sys.executable, "-c", code.format("train_main"), str(data),
                                str(tmp_path / "m")], stdout=full, stderr=subprocess.PIPE,
-                              text=True, env=env)
+                              text=True, cwd=tmp_path, env=env)
         assert done.returncode == 0 and not done.stderr and (tmp_path / "m").exists()
 
 
