@@ -293,9 +293,11 @@ def exact_svc(K, y, C, fit_intercept=True, alpha0=None):
     # the interval it is rather than the point the round-off suggests
     snap = 1e-13 * hi
     alpha = np.where(alpha <= snap, 0.0, np.where(alpha >= hi - snap, hi, alpha))
-    at_lo = alpha <= 0.0
-    at_hi = alpha >= hi
-    free = ~(at_lo | at_hi)
+    # a box [0, 0] (a sample of weight 0) constrains neither side of b
+    weighs = hi > 0
+    at_lo = (alpha <= 0.0) & weighs
+    at_hi = (alpha >= hi) & weighs
+    free = ~(at_lo | at_hi) & weighs
     if np.any(free):
         return alpha, (lam, lam)
     # no free variable: G_i + b y_i >= 0 at 0, <= 0 at C  (G = Q a - 1)
