@@ -412,9 +412,8 @@ def _vector(value, n, name):
 
 
 def _as_vector(value, n, name):
-    if np.asarray(value).dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be a float or an array of real numbers, got {value!r}")
-    arr = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)))
+    """A box that must be positive everywhere (``screen_dynamic``'s)."""
+    arr = _vector(value, n, name)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"{name} must be positive and finite")
     return arr

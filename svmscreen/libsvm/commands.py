@@ -527,9 +527,8 @@ def _scale(argv):
     # made dense.  Index 0 is only written where the row wrote it.
     zero_scaled = scaled(np.zeros(width), np.arange(width))
     zero_scaled[0] = 0.0
-    dense_columns = np.flatnonzero(zero_scaled != 0.0)
-    is_dense = np.zeros(width, dtype=bool)
-    is_dense[dense_columns] = True
+    is_dense = zero_scaled != 0.0
+    dense_columns = np.flatnonzero(is_dense)
     new_nonzeros = 0
     block = max(1, (1 << 20) // max(dense_columns.size, 1))
     for start in range(0, n_rows, block):

@@ -706,6 +706,9 @@ def kernel_blocks(model, X):
                             float(p.coef0), int(p.degree), max_block=BLOCK_VALUES)
 
 
+# C's arithmetic is silent on inf and nan (the infinite coefficients of a
+# nu-SVC pair with r = 0); so are these sums
+@np.errstate(over="ignore", invalid="ignore")
 def decision_values(model, X):
     """``svm_predict_values`` for every row of X (index-space CSR).
 
@@ -714,36 +717,33 @@ def decision_values(model, X):
     dec : ndarray (n, k(k-1)/2) for classification (pair order of
         ``class_pairs``), (n, 1) for regression and one-class.
     """
-    # C's arithmetic is silent on inf and nan (the infinite coefficients
-    # of a nu-SVC pair with r = 0); so are these sums
-    with np.errstate(over="ignore", invalid="ignore"):
-        n = X.shape[0]
-        svm_type = model.param.svm_type
-        if svm_type not in (C_SVC, NU_SVC):
-            dec = np.full((n, 1), -float(model.rho[0]))
-            if model.l:
-                for start, stop, K in kernel_blocks(model, X):
-                    dec[start:stop, 0] += K @ model.sv_coef[0]
-            return dec
-        k = model.nr_class
-        pairs = class_pairs(k)
-        dec = np.empty((n, len(pairs)))
-        dec[:] = -np.asarray(model.rho, dtype=np.float64)[None, :]
-        if not pairs or n == 0:
-            return dec
-        nSV = np.asarray(model.nSV)
-        sv_start = np.concatenate([[0], np.cumsum(nSV)])
-        coef = np.asarray(model.sv_coef)
-        for start, stop, K in kernel_blocks(model, X):
-            if k == 2:
-                dec[start:stop, 0] += K @ coef[0]
-                continue
-            # parts[c][:, m] = sum over class c's SVs of K * sv_coef[m]
-            parts = [K[:, sv_start[c]:sv_start[c + 1]] @ coef[:, sv_start[c]:sv_start[c + 1]].T
-                     for c in range(k)]
-            for p, (i, j) in enumerate(pairs):
-                dec[start:stop, p] += parts[i][:, j - 1] + parts[j][:, i]
+    n = X.shape[0]
+    svm_type = model.param.svm_type
+    if svm_type not in (C_SVC, NU_SVC):
+        dec = np.full((n, 1), -float(model.rho[0]))
+        if model.l:
+            for start, stop, K in kernel_blocks(model, X):
+                dec[start:stop, 0] += K @ model.sv_coef[0]
         return dec
+    k = model.nr_class
+    pairs = class_pairs(k)
+    dec = np.empty((n, len(pairs)))
+    dec[:] = -np.asarray(model.rho, dtype=np.float64)[None, :]
+    if not pairs or n == 0:
+        return dec
+    nSV = np.asarray(model.nSV)
+    sv_start = np.concatenate([[0], np.cumsum(nSV)])
+    coef = np.asarray(model.sv_coef)
+    for start, stop, K in kernel_blocks(model, X):
+        if k == 2:
+            dec[start:stop, 0] += K @ coef[0]
+            continue
+        # parts[c][:, m] = sum over class c's SVs of K * sv_coef[m]
+        parts = [K[:, sv_start[c]:sv_start[c + 1]] @ coef[:, sv_start[c]:sv_start[c + 1]].T
+                 for c in range(k)]
+        for p, (i, j) in enumerate(pairs):
+            dec[start:stop, p] += parts[i][:, j - 1] + parts[j][:, i]
+    return dec
 
 
 def labels_from_values(model, dec):
