@@ -17,8 +17,9 @@ Every arm's objective at every C is compared with the warm+shrink arm's
 off by more than 1e-4, or LIBSVM or scikit-learn by more than 1e-2 at a C
 where its objective is not above ours: both stop at tol 1e-3 of their own,
 and a reference above ours by more than that stopped short, at its
-iteration cap; the cold arm too, where fit_binary reports its cap).  Times are printed as ratios; below the table,
-the geometric means over rows of the targets of issue 4.
+iteration cap; the cold arm too, where fit_binary reports its cap).  Times
+are printed as ratios; below the table, the geometric means over rows of the
+targets of issue 4.
 
     python benchmarks/bench_path.py --quick              # CI smoke: heart_scale, 10 C
     python benchmarks/bench_path.py                      # the full table

@@ -11,8 +11,9 @@ Arms (one thread, the same data and parameters):
 
 Every arm must reach the same outlier sequence and final objective (1e-5
 relative) as the plain arm, and the screening arms put nothing back: the
-run ends with an error listing the rows where they do not.  The table gives each arm's seconds,
-shrink+screen / shrink, and their geometric mean (issue 5's target: <= 0.6).
+run ends with an error listing the rows where they do not.  The table gives
+each arm's seconds, shrink+screen / shrink, and their geometric mean (issue
+5's target: <= 0.6).
 
     python benchmarks/bench_ramp.py                 # the full protocol
     python benchmarks/bench_ramp.py --quick         # CI smoke: one small case
