@@ -245,22 +245,32 @@ cdef double _weighted_lower_quantile(double* value, double* weight, Py_ssize_t n
     (weights >= 0), by quickselect with a three-way partition, O(n)
     expected; the largest value if no v reaches the target (round-off; -inf
     for n = 0).  Permutes value and weight together.  NaN values, never
-    expected, can give NaN."""
+    expected, can give NaN.
+
+    The sums are taken in a different order at each level, so a target that
+    equals a partial sum (as the gap's does: n_P C with equal boxes) can be
+    reached by the sum below a pivot and missed by the sums within that part.
+    The part's largest value is then the answer: its sum reached the target.
+    (Without it the search ran on past every value to the largest.)"""
     cdef Py_ssize_t lo = 0, hi = n, i, less, more
-    cdef double below = 0.0, w_less, w_equal, pivot, v, w, largest = -INFINITY
+    # cap: the answer if the search runs out, the largest value of the last
+    # part whose sum reached the target (of all values at first)
+    cdef double below = 0.0, w_less, w_equal, pivot, v, w, cap = -INFINITY, most_less
     for i in range(n):
-        largest = value[i] if value[i] > largest else largest
+        cap = value[i] if value[i] > cap else cap
     while hi > lo:
         pivot = _median_of_three(value, lo, hi)
         # [lo, less): below the pivot, [less, more): equal, [more, hi): above
         less, more, i = lo, hi, lo
         w_less = w_equal = 0.0
+        most_less = -INFINITY
         while i < more:
             v, w = value[i], weight[i]
             if v < pivot:
                 value[i], weight[i] = value[less], weight[less]
                 value[less], weight[less] = v, w
                 w_less += w
+                most_less = v if v > most_less else most_less
                 less += 1
                 i += 1
             elif v > pivot:
@@ -272,12 +282,13 @@ cdef double _weighted_lower_quantile(double* value, double* weight, Py_ssize_t n
                 i += 1
         if below + w_less >= target and less > lo:
             hi = less
+            cap = most_less
         elif below + w_less + w_equal >= target:
             return pivot
         else:
             below += w_less + w_equal
             lo = more
-    return largest
+    return cap
 
 
 def gap_terms(const double[::1] alpha, const double[::1] grad, const double[::1] p,
