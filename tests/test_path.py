@@ -1,5 +1,7 @@
 """train_path: warm-started path against independent fits and LIBSVM, the
 epsilon grid, cross-validation, and its error table."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -115,6 +117,43 @@ def test_epsilon_grid_is_epsilon_accurate():
             exact = svmscreen.fit_binary(X, y, C=C, fit_intercept=False, tol=1e-9)
             dual_exact = -exact.objective_
             assert (dual_exact - dual(alpha_prev * C / C_prev)) / dual_exact <= epsilon * (1 + 1e-6)
+
+
+def test_epsilon_grid_certifies_every_step_at_the_default_tol():
+    # At tol 1e-3 a solution's own duality gap can exceed epsilon times its
+    # dual value, and eq. (35) then certifies no step from it (17 of 242
+    # steps here had taken an uncertified step of C sqrt(epsilon)).  Every
+    # step must be certified as eq. (35)'s reconstruction certifies it
+    # (notes/seed_000_ogawa_tnnls.md sec. 4): at each C in between, the
+    # previous solution's primal value at C bounds the optimum, and the
+    # scaled previous solution's dual value is within epsilon of it.
+    from svmscreen._kernels import Kernel, compute_layout
+    X, y = load_dataset("heart_scale")
+    epsilon = 1e-3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = train_path(X, y, grid="epsilon", epsilon=epsilon, screening=None)
+    assert len(path) > 100 and path.C[-1] == 1e3
+    sign = np.where(y == path.classes_[1], 1.0, -1.0)
+    K = Kernel(compute_layout(X), "rbf", path.gamma, 0.0, 3).rows(np.arange(X.shape[0]))
+    p = -np.ones(len(y))
+    for t in range(1, len(path)):
+        alpha_prev, C_prev = path.alphas[t - 1], path.C[t - 1]
+        grad_prev = sign * (K @ (sign * alpha_prev)) + p
+        for C in np.linspace(C_prev, path.C[t], 4)[1:]:
+            primal = svmscreen.duality_gap(alpha_prev, grad_prev, p, 0.0, C, sign).primal
+            s = C / C_prev
+            dual = svmscreen.duality_gap(s * alpha_prev, s * (grad_prev - p) + p, p, 0.0, C,
+                                         sign).dual
+            # the step ends where the two sides are equal: round-off of the
+            # values themselves (about 1e-12 relative) is allowed for
+            assert primal - dual <= epsilon * dual + 1e-10 * primal, (t, C)
+
+
+def test_epsilon_below_its_floor_is_refused():
+    X, y = load_dataset("heart_scale")
+    with pytest.raises(ValueError, match=r"epsilon must be in \[1e-08, 1\)"):
+        train_path(X, y, grid="epsilon", epsilon=1e-12)
 
 
 def test_model_positions_are_checked():
