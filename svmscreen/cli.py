@@ -16,6 +16,7 @@ objective, duality gap, time and accuracy.
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -213,16 +214,32 @@ def _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out):
     return 0
 
 
+class _WarningLines:
+    """``warnings.showwarning`` of the commands: a warning is a line of the
+    report, printed once (the full path and each fold would raise it from
+    other source lines, which the default filter tells apart)."""
+
+    def __init__(self):
+        self.seen = set()
+
+    def __call__(self, message, category, filename, lineno, file=None, line=None):
+        if (str(message), category) not in self.seen:
+            self.seen.add((str(message), category))
+            print(f"svmscreen: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv=None, out=None):
     # sys.stdout when called, not when imported: a test's captured stream
     # may be closed by the next call
     out = sys.stdout if out is None else out
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "fit":
-            return run_fit(args, out)
-        if args.command == "path":
-            return run_path(args, out)
+        with warnings.catch_warnings():     # the user's -W filters still apply
+            warnings.showwarning = _WarningLines()
+            if args.command == "fit":
+                return run_fit(args, out)
+            if args.command == "path":
+                return run_path(args, out)
     except BrokenPipeError:                   # an OSError: first
         return broken_pipe_exit()
     except (ValueError, TypeError, OSError) as exc:

@@ -15,6 +15,8 @@ scikit-learn's ``check_estimator`` (tests/test_estimators.py).  This module
 imports scikit-learn (>= 1.6), which the rest of svmscreen does not need:
 ``pip install "svmscreen[sklearn]"``.
 """
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -435,7 +437,8 @@ class SVCPathCV(_BinaryModelClassifier):
         A list runs one path per value; the best (gamma, C) pair wins.
     screening : {"dvi", "it", "bt2", "essnsv", "ssnsv"} or None, default="dvi"
     n_jobs : int or None
-        Folds (and gamma values) in parallel through joblib.
+        Folds (with several gamma values, the gammas) in parallel through
+        joblib.
 
     Attributes
     ----------
@@ -446,7 +449,8 @@ class SVCPathCV(_BinaryModelClassifier):
     Cs_ : ndarray
         The grid.
     cv_accuracy_ : ndarray of shape (n_splits, n_C)
-        At gamma_.
+        At gamma_; weighted by the held-out samples' sample_weight if given,
+        as GridSearchCV scores.
     path_ : PathResult or None
         The path on all data at gamma_, with its screening statistics (two
         classes; None otherwise).
@@ -489,9 +493,8 @@ class SVCPathCV(_BinaryModelClassifier):
         class_weight = self._index_class_weight(y, sample_weight)
         if is_balanced(self.class_weight):
             class_weight = "balanced"
-        grid = dict(n_C=self.Cs) if np.ndim(self.Cs) == 0 else dict(C=self.Cs)
         self.paths_ = train_path(
-            X, y_index, **grid, C_range=self.C_range, kernel=self.kernel,
+            X, y_index, C=self._grid(), kernel=self.kernel,
             degree=self.degree, gamma=gammas, coef0=self.coef0,
             shrinking=self.shrinking, tol=self.tol, cache_size=self.cache_size,
             class_weight=class_weight, sample_weight=sample_weight,
@@ -506,13 +509,28 @@ class SVCPathCV(_BinaryModelClassifier):
         self.model_ = self.path_.best_model
         return self
 
+    def _grid(self):
+        """The grid of C: ``Cs`` values log-spaced over C_range, or Cs itself
+        (errors name Cs, not train_path's n_C and C)."""
+        if np.ndim(self.Cs) == 0:
+            if isinstance(self.Cs, bool) or not isinstance(self.Cs, numbers.Integral) \
+                    or self.Cs < 1:
+                raise ValueError(f"Cs must be a positive integer or a grid of C, "
+                                 f"got {self.Cs!r}")
+            return log_grid(self.C_range, int(self.Cs))
+        try:
+            return check_C_grid(self.Cs)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"Cs: {exc}") from None
+
     def _fit_one_vs_one(self, X, y_index, sample_weight, splits, gammas):
-        self.Cs_ = log_grid(self.C_range, self.Cs) if np.ndim(self.Cs) == 0 \
-            else check_C_grid(self.Cs)
+        self.Cs_ = self._grid()
+        sample_weight_given = sample_weight
         class_weight, sample_weight = _class_weights(self.class_weight, self.classes_,
                                                      self.classes_[y_index], sample_weight)
         weight = class_weight[y_index] * sample_weight
-        masks = cv_splits(splits, y_index)
+        held_weight = None if sample_weight_given is None else sample_weight
+        masks = cv_splits(splits, y_index, weight=weight, held_weight=held_weight)
         # "balanced": each fold weighs its own training labels, as GridSearchCV
         fold_weights = fold_bounds(y_index, np.arange(self.classes_.size), self.class_weight,
                                    sample_weight, weight, masks)
@@ -532,7 +550,8 @@ class SVCPathCV(_BinaryModelClassifier):
                           fit_intercept=True)
             accuracy = np.array(_parallel(self.n_jobs, [
                 (fold_accuracy, (X, y_index, fold_weights[k], train, held, self.Cs_,
-                                 fold_params(params, gamma, X, train), path_options), {})
+                                 fold_params(params, gamma, X, train), path_options, None,
+                                 held_weight), {})
                 for k, (train, held) in enumerate(masks)]))
             t = int(np.argmax(accuracy.mean(axis=0)))
             if accuracy[:, t].mean() > best[0]:

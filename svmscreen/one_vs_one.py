@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from svmscreen._kernels import cross_kernel
 from svmscreen.libsvm.model import class_pairs
 from svmscreen.model import check_prediction_rows
-from svmscreen.path import (PathResult, _parallel, _sequential, fold_params, kernel_blocks,
-                            path_coefficients, subset_path)
+from svmscreen.path import (PathResult, _parallel, _sequential, fold_params, held_accuracy,
+                            kernel_blocks, path_coefficients, subset_path)
 
 
 def pair_votes(dec, n_classes):
@@ -119,6 +119,8 @@ class OneVsOnePath(PathResult):
         objective's gap is the summed gap).
     n_sv : the training samples that are a support vector of some pair
         (LIBSVM's total nSV).
+    status : "max_iter" where some pair's solver stopped short of tol, else
+        "optimal".
     intercept : ndarray of shape (n_C, n_pairs)
     n_variables : the pairs' sizes summed; ``screening_rate`` is per dual
         variable of all pairs.
@@ -140,6 +142,8 @@ class OneVsOnePath(PathResult):
         for name in self.SUMMED:
             setattr(self, name, np.sum([getattr(path, name) for path in pair_paths], axis=0))
         self.intercept = np.column_stack([path.intercept for path in pair_paths])
+        stopped = np.any([path.status == "max_iter" for path in pair_paths], axis=0)
+        self.status = np.where(stopped, "max_iter", "optimal")
         self.n_sv = n_sv
         self.n_variables = sum(rows.size for rows in pair_rows)
         self.alphas = None
@@ -185,12 +189,13 @@ def _pair_path(X, y_index, hi_unit, pair, classes, grid, params, path_options, k
 
 
 def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, splits, *,
-                          n_jobs, keep, verbose, gamma_spec=None, fold_units=None):
+                          n_jobs, keep, verbose, gamma_spec=None, fold_units=None,
+                          held_weight=None):
     """``train_path`` for more than two classes, on inputs it has checked:
     a path per pair (in parallel with ``n_jobs``), cross-validated by the
     votes on ``splits`` (boolean (train, held) masks) if given, each fold
     with its box units ``fold_units[k]`` (``path.fold_bounds``; hi_unit if
-    None)."""
+    None), its accuracy weighted by ``held_weight`` if given."""
     y_index = np.searchsorted(classes, y)
     pairs = class_pairs(classes.size)
     show = verbose and _sequential(n_jobs)
@@ -211,14 +216,16 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
             (fold_accuracy, (X, y_index, hi_unit if fold_units is None else fold_units[k],
                              train, held, result.C,
                              fold_params(params, gamma_spec, X, train), path_options,
-                             f"fold {k + 1}/{len(splits)}, " if show else None), {})
+                             f"fold {k + 1}/{len(splits)}, " if show else None,
+                             held_weight), {})
             for k, (train, held) in enumerate(splits)], verbose=verbose))
     return result
 
 
 def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options,
-                  progress_prefix=None):
-    """Accuracy at each C of the one-vs-one vote on the ``held`` rows, from
+                  progress_prefix=None, held_weight=None):
+    """Accuracy at each C of the one-vs-one vote on the ``held`` rows
+    (weighted by ``held_weight`` if given: ``path.held_accuracy``), from
     a path per pair of classes on the ``train`` rows (``path_coefficients``).
     The pairs' paths are solved first, so that each kernel value between a
     held row and a support vector is computed once for all pairs and all C
@@ -242,6 +249,6 @@ def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options,
         for start, stop, K in kernel_blocks(X, held_rows, support, params):
             for pair, (_, coef, _) in enumerate(paths):
                 dec[start:stop, pair] += K[:, columns[pair]] @ coef
-    truth = y_index[held]
-    return np.array([np.mean(np.argmax(pair_votes(dec[:, :, t], n_classes), axis=1) == truth)
-                     for t in range(len(grid))])
+    votes = np.column_stack([np.argmax(pair_votes(dec[:, :, t], n_classes), axis=1)
+                             for t in range(len(grid))])
+    return held_accuracy(votes == y_index[held][:, None], held, held_weight)

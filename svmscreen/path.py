@@ -17,7 +17,8 @@ from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
                                    check_flag, check_parameters, check_precomputed,
-                                   check_X, class_bounds, is_balanced, resolve_gamma)
+                                   check_sample_weight, check_X, class_bounds, is_balanced,
+                                   resolve_gamma)
 from svmscreen.dense_qp import repair_equality
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_of
@@ -577,11 +578,15 @@ def stratified_folds(y, n_folds, seed=0):
     return fold
 
 
-def cv_splits(cv, labels, random_state=0):
+def cv_splits(cv, labels, random_state=0, weight=None, held_weight=None):
     """The (train, held-out) boolean masks of ``train_path``'s ``cv``: k
     stratified folds for an integer k >= 2, or the given (train, test)
-    index pairs (e.g. a scikit-learn splitter's ``split``).  Each training
-    part must hold every class of ``labels``, each held-out part a sample."""
+    index pairs (e.g. a scikit-learn splitter's ``split``), each index at
+    most once (a mask cannot repeat a sample: give repeats as weights).
+    Each training part must hold every class of ``labels`` with a positive
+    ``weight`` (the box units; all positive if None), each held-out part a
+    sample, of positive total ``held_weight`` if given (the accuracy's
+    weights)."""
     n = labels.shape[0]
     classes, counts = np.unique(labels, return_counts=True)
     if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
@@ -591,7 +596,23 @@ def cv_splits(cv, labels, random_state=0):
             raise ValueError(f"cv={cv} is larger than the smallest class "
                              f"({counts.min()} samples)")
         folds = stratified_folds(labels, cv, random_state)
-        return [(folds != k, folds == k) for k in range(cv)]
+        splits = [(folds != k, folds == k) for k in range(cv)]
+    else:
+        splits = _index_splits(cv, n)
+    weighs = np.ones(n, dtype=bool) if weight is None else weight > 0
+    for k, (train, held) in enumerate(splits):
+        in_training = np.unique(labels[train & weighs]).size
+        if in_training < classes.size:
+            raise ValueError(f"cv split {k}: its training part holds {in_training} of the "
+                             f"{classes.size} classes with a positive weight")
+        if held_weight is not None and not held_weight[held].sum() > 0:
+            raise ValueError(f"cv split {k}: the sample weights of its test part sum to 0 "
+                             "(its accuracy, weighted as GridSearchCV's, is undefined)")
+    return splits
+
+
+def _index_splits(cv, n):
+    """``cv_splits`` of an iterable of (train, test) index arrays."""
     if isinstance(cv, (str, bytes, bool, float)) or not hasattr(cv, "__iter__"):
         raise ValueError("cv must be an integer >= 2 or an iterable of (train, test) index "
                          f"arrays, got {cv!r}")
@@ -612,11 +633,11 @@ def cv_splits(cv, labels, random_state=0):
                                  f"for {n} samples")
             mask = np.zeros(n, dtype=bool)
             mask[index] = True
+            if np.count_nonzero(mask) < index.size:
+                raise ValueError(f"cv split {k}: its {part} part repeats a sample (bootstrap "
+                                 "splits are not supported: give each sample once, and "
+                                 "repeats as sample_weight)")
             masks.append(mask)
-        in_training = np.unique(labels[masks[0]]).size
-        if in_training < classes.size:
-            raise ValueError(f"cv split {k}: its training part holds {in_training} of the "
-                             f"{classes.size} classes")
         splits.append(tuple(masks))
     if not splits:
         raise ValueError("cv is an empty iterable of splits")
@@ -886,11 +907,22 @@ def fold_bounds(y, classes, class_weight, sample_weight, hi_unit, splits):
 
 
 def _fold_accuracy(X, signs, hi_unit, train, held, grid, params, path_options,
-                   progress_label=None):
-    """Accuracy on the held-out part at each C of ``fold_decisions``."""
+                   progress_label=None, held_weight=None):
+    """Accuracy on the held-out part at each C of ``fold_decisions``,
+    weighted by ``held_weight`` if given (``held_accuracy``)."""
     f = fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
                        progress_label)
-    return np.mean(np.where(f > 0, 1.0, -1.0) == signs[held][:, None], axis=0)
+    return held_accuracy(np.where(f > 0, 1.0, -1.0) == signs[held][:, None], held,
+                         held_weight)
+
+
+def held_accuracy(correct, held, held_weight=None):
+    """The accuracy at each C (column) of ``correct`` (held-out rows x C),
+    weighted by the held rows' sample weights if given: as GridSearchCV
+    scores a fit given sample_weight (scikit-learn 1.9 passes them to its
+    scorer)."""
+    return np.average(correct, axis=0,
+                      weights=None if held_weight is None else held_weight[held])
 
 
 def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon=1e-3,
@@ -938,10 +970,15 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int, iterable of (train, test) index arrays, or None
         Cross-validation along the path: k stratified folds, or the given
-        splits (e.g. ``sklearn.model_selection.GroupKFold().split(...)``).
+        splits (e.g. ``sklearn.model_selection.GroupKFold().split(...)``),
+        each sample at most once per part.  Each training part must give
+        every class a positive weight.  With sample_weight, a fold's accuracy
+        is weighted by its held-out samples' weights, as GridSearchCV scores
+        it.
     n_jobs : int or None
-        Folds (and gamma values) in parallel through joblib (needs joblib);
-        None or 1 runs them in this process.
+        Folds in parallel through joblib (needs joblib), or with several
+        gamma values, the gammas' paths (each its folds in turn); None or 1
+        runs them in this process.
     keep : {"all", "summary"}
         "summary" keeps no solution vectors, only the per-C statistics.
     random_state : int
@@ -975,9 +1012,14 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
                        fit_intercept=fit_intercept, class_weight=class_weight,
                        sample_weight=sample_weight, screening=screening,
                        shrinking=shrinking, tol=tol, cache_size=cache_size,
-                       max_iter=max_iter, cv=cv, n_jobs=None, keep=keep,
-                       random_state=random_state, verbose=verbose and _sequential(n_jobs))
-        return _parallel(n_jobs, [(train_path, (X, y), dict(options, gamma=g))
+                       max_iter=max_iter, cv=cv, keep=keep, random_state=random_state)
+        if len(gammas) == 1:
+            # one path: n_jobs runs its folds (SVCPathCV's usual case)
+            return [train_path(X, y, **options, gamma=gammas[0], n_jobs=n_jobs,
+                               verbose=verbose)]
+        return _parallel(n_jobs, [(train_path, (X, y),
+                                   dict(options, gamma=g, n_jobs=None,
+                                        verbose=verbose and _sequential(n_jobs)))
                                   for g in gammas], verbose=verbose)
 
     _, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
@@ -1010,9 +1052,15 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         epsilon_path = True
     else:
         raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
-    splits = None if cv is None else cv_splits(cv, y, random_state)
+    held_weight = None if sample_weight is None else check_sample_weight(sample_weight, y.size)
+    splits = None if cv is None else cv_splits(cv, y, random_state, hi_unit, held_weight)
     fold_units = None if splits is None else fold_bounds(y, classes, class_weight,
                                                          sample_weight, hi_unit, splits)
+    C_max = check_C_range(C_range)[1] if epsilon_path else C_grid[-1]
+    with np.errstate(over="ignore"):
+        if not all(np.isfinite(C_max * units.max()) for units in [hi_unit] + (fold_units or [])):
+            raise ValueError(f"C={C_max:g} times class_weight and sample_weight overflows "
+                             "float64 for some samples; use smaller values")
 
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=fit_intercept)
@@ -1024,7 +1072,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         from svmscreen.one_vs_one import train_path_one_vs_one
         return train_path_one_vs_one(X, y, classes, hi_unit, C_grid, params, path_options,
                                      splits, n_jobs=n_jobs, keep=keep, verbose=verbose,
-                                     gamma_spec=gamma_spec, fold_units=fold_units)
+                                     gamma_spec=gamma_spec, fold_units=fold_units,
+                                     held_weight=held_weight)
     classes, signs = binary_signs(y)
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_screening(screening, problem, fit_intercept)
@@ -1035,7 +1084,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         rows, alphas = run_path(problem, C_grid, screening=rule, tol=tol, shrinking=shrinking,
                                 max_iter=max_iter, keep=keep,
                                 epsilon=epsilon if epsilon_path else None,
-                                C_max=check_C_range(C_range)[1], progress=progress)
+                                C_max=C_max, progress=progress)
     finally:
         close()
     result = PathResult(rows, alphas, params, X, signs, classes)
@@ -1044,7 +1093,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         show_folds = verbose and _sequential(n_jobs)
         tasks = [(_fold_accuracy, (X, signs, fold_units[k], train, held, result.C,
                                    fold_params(params, gamma_spec, X, train), path_options,
-                                   f"fold {k + 1}/{len(splits)}" if show_folds else None), {})
+                                   f"fold {k + 1}/{len(splits)}" if show_folds else None,
+                                   held_weight), {})
                  for k, (train, held) in enumerate(splits)]
         result.cv_accuracy = np.array(_parallel(n_jobs, tasks, verbose=verbose))
     return result

@@ -448,3 +448,37 @@ def test_gamma_scale_is_each_training_folds(n_classes):
     path = svmscreen.train_path(X, y, C=Cs, cv=StratifiedKFold(3).split(X, y), gamma="scale",
                                 tol=1e-6, screening="dvi")
     np.testing.assert_array_equal(path.cv_accuracy, theirs)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_sample_weight_weighs_the_held_out_accuracy(n_classes):
+    """With sample_weight, GridSearchCV scores each held-out part by the
+    weighted accuracy (scikit-learn 1.9 passes the weights to its scorer);
+    SVCPathCV and train_path scored them unweighted, and picked another C
+    (0.052 against 0.268 on heart_scale)."""
+    X, y = load_dataset("heart_scale")
+    X = X.toarray()
+    if n_classes == 3:
+        X, y = load_iris(return_X_y=True)
+    sample_weight = np.linspace(0.2, 3.0, y.size)
+    Cs = [0.1, 1.0, 10.0]
+    splits = list(StratifiedKFold(3).split(X, y))
+    ours = SVCPathCV(Cs=Cs, cv=splits, gamma=0.5, tol=1e-8, screening=None).fit(
+        X, y, sample_weight=sample_weight)
+    grid = GridSearchCV(svm.SVC(gamma=0.5, tol=1e-8), {"C": Cs}, cv=splits).fit(
+        X, y, sample_weight=sample_weight)
+    theirs = np.array([grid.cv_results_[f"split{k}_test_score"] for k in range(3)])
+    np.testing.assert_allclose(ours.cv_accuracy_, theirs, rtol=1e-12)
+    path = svmscreen.train_path(X, y, C=Cs, cv=splits, gamma=0.5, tol=1e-8,
+                                sample_weight=sample_weight)
+    np.testing.assert_allclose(path.cv_accuracy, theirs, rtol=1e-12)
+    assert not np.allclose(theirs, SVCPathCV(Cs=Cs, cv=splits, gamma=0.5, tol=1e-8).fit(
+        X, y).cv_accuracy_)
+
+
+def test_path_cv_grid_errors_name_Cs():
+    X, y = load_dataset("heart_scale")
+    for Cs, error in ((10.0, "Cs must be a positive integer"), (0, "Cs must be a positive"),
+                      ([1.0, 0.5], "Cs: C must be strictly increasing")):
+        with pytest.raises(ValueError, match=error):
+            SVCPathCV(Cs=Cs, cv=3).fit(X, y)

@@ -370,6 +370,10 @@ def test_inputs_not_modified():
     (dict(gamma=[[0.1]]), TypeError, "flat list"),
     (dict(verbose="no"), TypeError, "verbose"),
     (dict(random_state="a"), TypeError, "random_state"),
+    (dict(C=[1.0, 1e308], class_weight={1.0: 10.0}), ValueError, "C=1e.308 times class_"),
+    (dict(cv=[(np.r_[0:200, 0], np.r_[200:270])]), ValueError, "split 0: its train part "
+     "repeats a sample"),
+    (dict(cv=[(np.r_[0:200], np.r_[200:270, 269])]), ValueError, "test part repeats"),
 ])
 def test_bad_input(kwargs, error, match):
     X, y = load_dataset("heart_scale")
@@ -410,6 +414,53 @@ def test_more_than_two_classes_match_libsvm_one_vs_one(screening):
         # alphas within tol of 0 may count or not: measured at most 2 apart
         assert abs(path.n_sv[t] - theirs.get_nr_sv()) <= 0.02 * theirs.get_nr_sv()
         assert ours.n_support_ == path.n_sv[t]
+
+
+def test_cv_split_needs_each_class_weighing_in_its_training_part():
+    # Zero sample weights leave one class in a fold's training part: that
+    # fold's models were constant (an accuracy of 0.667 at every C), where
+    # fit_binary and scikit-learn refuse such a fit.
+    X, y = load_dataset("heart_scale")
+    positive = np.flatnonzero(y > 0)
+    sample_weight = np.ones(y.size)
+    sample_weight[positive[10:]] = 0.0
+    test = np.r_[positive[:10], np.flatnonzero(y < 0)[:20]]
+    train = np.setdiff1d(np.arange(y.size), test)
+    with pytest.raises(ValueError, match="cv split 0: its training part holds 1 of the 2 "
+                                         "classes with a positive weight"):
+        train_path(X, y, C=[0.1, 1.0], cv=[(train, test)], sample_weight=sample_weight)
+    with pytest.raises(ValueError, match="cv split 0: the sample weights of its test part "
+                                         "sum to 0"):
+        train_path(X, y, C=[0.1, 1.0], cv=[(train, test)],
+                   sample_weight=np.where(np.isin(np.arange(y.size), test), 0.0, 1.0))
+
+
+def test_one_gamma_in_a_list_runs_its_folds_in_parallel(monkeypatch):
+    # SVCPathCV passes gamma as a list: with one value, n_jobs went to the
+    # list of gammas and the folds ran one after another.
+    import svmscreen.path as path_module
+    calls = []
+    parallel = path_module._parallel
+
+    def recording(n_jobs, tasks, verbose=False):
+        calls.append((n_jobs, len(tasks)))
+        return parallel(None, tasks)
+    monkeypatch.setattr(path_module, "_parallel", recording)
+    X, y = load_dataset("heart_scale")
+    train_path(X, y, n_C=3, cv=4, gamma=[0.1], n_jobs=2)
+    assert calls == [(2, 4)]
+    calls.clear()
+    train_path(X, y, n_C=3, cv=4, gamma=[0.1, 0.2], n_jobs=2)
+    assert calls[0] == (2, 2)
+
+
+def test_one_vs_one_path_reports_status():
+    X, y, _, _ = letter_classes(3, n_train=90, n_test=10)
+    with pytest.warns(svmscreen.ConvergenceWarning, match="max_iter"):
+        path = train_path(X, y, C=[0.1, 1.0, 10.0], max_iter=5)
+    assert path.status.tolist() == ["max_iter"] * 3
+    path = train_path(X, y, C=[0.1, 1.0, 10.0])
+    assert path.status.tolist() == ["optimal"] * 3
 
 
 def test_one_vs_one_path_is_the_pairs_binary_paths():
@@ -551,6 +602,18 @@ def test_command_line_path(capsys):
     assert main(["path", "data/heart_scale.xz", "--n-C", "4", "--cv", "3", "--n-jobs", "2",
                  "--screening", "none", "--compare"]) == 0
     assert "without screening" in capsys.readouterr().out
+
+
+def test_command_line_warns_once_in_its_own_words(capsys):
+    # The full path and the folds each warn from another source line: the
+    # report had Python's two-line warning, source line included, twice.
+    from svmscreen.cli import main
+    assert main(["path", "data/heart_scale.xz", "--kernel", "sigmoid", "--n-C", "3",
+                 "--cv", "2"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["svmscreen: warning: screening='dvi' needs a positive semi-definite "
+                   "kernel, which kernel='sigmoid' with coef0=0 need not be: solving "
+                   "without screening"]
 
 
 def test_command_line_path_with_more_classes(tmp_path, capsys):
