@@ -1628,6 +1628,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.lo = np.array(lo, dtype=np.float64)[order]
     s.hi = np.array(hi, dtype=np.float64)[order]
     s.alpha = np.array(alpha0, dtype=np.float64)[order]
+    # The values are trusted, but not infinite ones: C * weights overflowing
+    # to inf had made SMO loop without end (estimators.SVC, session 21).
+    for name, values in (("p", s.p), ("lo", s.lo), ("hi", s.hi), ("alpha0", s.alpha)):
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{name} must be finite (C times the weights overflowing "
+                             "float64?)")
     # LIBSVM mode (Q rounded as LIBSVM's cache): also its step arithmetic,
     # which assumes C-SVC's boxes [0, C_i] and the equality.
     s.libsvm_steps = Q.round_float32 and y is not None and not np.any(s.lo)

@@ -15,6 +15,7 @@ scikit-learn's ``check_estimator`` (tests/test_estimators.py).  This module
 imports scikit-learn (>= 1.6), which the rest of svmscreen does not need:
 ``pip install "svmscreen[sklearn]"``.
 """
+import functools
 import numbers
 
 import numpy as np
@@ -95,6 +96,30 @@ def _class_weights(class_weight, classes, y, sample_weight):
     return weights, sample_weight
 
 
+def _check_random_state(random_state):
+    """random_state as ``np.random.default_rng`` takes it: None, an int >= 0
+    or a Generator; a RandomState (which scikit-learn's estimators take)
+    gives a seed drawn from it."""
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError("random_state must be None, an int >= 0, a numpy Generator or "
+                        f"RandomState, got {random_state!r}")
+    if random_state < 0:
+        raise ValueError(f"random_state must be >= 0, got {random_state!r}")
+    return int(random_state)
+
+
+def _check_box_overflow(C, weight):
+    """C_i = C * weight_i must be finite (the solver refuses an infinite box)."""
+    with np.errstate(over="ignore"):
+        if not np.all(np.isfinite(C * weight)):
+            raise ValueError("C times class_weight and sample_weight overflows float64 for "
+                             "some samples; use smaller values")
+
+
 def _check_X(estimator, X):
     check_is_fitted(estimator)
     return validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C",
@@ -109,15 +134,38 @@ def _binary_only(estimator, classes):
 
 
 def ovr_decision_function(dec, n_classes):
-    """One-vs-rest scores from one-vs-one decision values (as ``pair_votes``):
-    the votes plus the summed confidences squashed into (-1/3, 1/3), so that
-    they only break ties of the votes (scikit-learn's
-    ``decision_function_shape="ovr"``)."""
+    """One-vs-rest scores from one-vs-one decision values (positive for the
+    pair's first class): the votes plus the summed confidences squashed
+    into (-1/3, 1/3), so that they only break ties of the votes
+    (scikit-learn's ``decision_function_shape="ovr"``, whose votes give a
+    value of exactly 0 to the first class; LIBSVM's, in ``pair_votes`` and
+    ``predict``, to the second)."""
+    votes = np.zeros((dec.shape[0], n_classes))
     confidence = np.zeros((dec.shape[0], n_classes))
     for pair, (i, j) in enumerate(class_pairs(n_classes)):
+        first = dec[:, pair] >= 0
+        votes[:, i] += first
+        votes[:, j] += ~first
         confidence[:, i] += dec[:, pair]
         confidence[:, j] -= dec[:, pair]
-    return pair_votes(dec, n_classes) + confidence / (3 * (np.abs(confidence) + 1))
+    return votes + confidence / (3 * (np.abs(confidence) + 1))
+
+
+def _keeps_state_on_failure(fit):
+    """A fit that raises leaves the estimator as it was.  scikit-learn
+    checks every parameter before it changes any state; here the checks
+    run along the fit, and a refit that failed had left the new classes_
+    beside the old model (wrong labels, no error)."""
+    @functools.wraps(fit)
+    def checked_fit(self, *args, **kwargs):
+        state = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+    return checked_fit
 
 
 class _Estimator(ClassifierMixin, BaseEstimator):
@@ -147,14 +195,15 @@ class SVC(_Estimator):
     ----------
     C, kernel, degree, gamma, coef0, shrinking, probability, tol,
     cache_size, class_weight, max_iter, decision_function_shape,
-    break_ties, random_state :
+    break_ties, random_state, verbose :
         As ``sklearn.svm.SVC``: kernel one of "linear", "poly", "rbf",
         "sigmoid", "precomputed"; gamma a number, "scale" or "auto";
         class_weight a dict or "balanced"; max_iter -1 for no limit.
         ``probability``: Platt scaling of each pair's decision values
         from a 5-fold CV of that pair (LIBSVM's ``-b 1``, folds drawn with
         ``random_state``), coupled over the pairs by Wu, Lin and Weng's
-        method; ``predict_proba`` then exists.
+        method; ``predict_proba`` then exists.  ``verbose``: LIBSVM's
+        lines per pair on stdout.
 
     Attributes
     ----------
@@ -170,7 +219,7 @@ class SVC(_Estimator):
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, max_iter=-1, decision_function_shape="ovr",
-                 break_ties=False, random_state=None):
+                 break_ties=False, random_state=None, verbose=False):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -185,9 +234,10 @@ class SVC(_Estimator):
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
         self.random_state = random_state
+        self.verbose = verbose
 
     def _solve_pair(self, X, signs, weight):
-        """(support, coef, b, n_iter) of one pair's binary SVM: signs +1 for
+        """(support, coef, b, n_iter, status) of one pair's binary SVM: signs +1 for
         the pair's first class, so that f(x) = K(x, X[support]) coef + b > 0
         votes for it; the bounds are C * weight."""
         C, options = self._solve_options
@@ -198,7 +248,13 @@ class SVC(_Estimator):
         result = solve_dual(X, signs, hi, **options)
         warn_if_not_converged(result.status, result.max_iter, EstimatorConvergenceWarning)
         support = np.flatnonzero(result.alpha > 0)
-        return support, signs[support] * result.alpha[support], -result.rho, result.n_iter
+        if self.verbose:
+            # LIBSVM's lines, which scikit-learn's SVC(verbose=True) prints
+            print(f"optimization finished, #iter = {result.n_iter}\n"
+                  f"obj = {result.objective:f}, rho = {result.rho:f}\n"
+                  f"nSV = {support.size}, nBSV = {np.count_nonzero(result.alpha >= hi)}")
+        return (support, signs[support] * result.alpha[support], -result.rho, result.n_iter,
+                result.status)
 
     def _kernel_blocks(self, A, B):
         """``cross_kernel`` blocks K(A, B) with the fitted kernel."""
@@ -224,7 +280,7 @@ class SVC(_Estimator):
             if present.size < 2:
                 dec[held] = present[0]
                 continue
-            support, coef, b, _ = self._solve_pair(
+            support, coef, b, _, _ = self._solve_pair(
                 X[np.ix_(train, train)] if precomputed else X[train], signs[train],
                 weight[train])
             A = X[np.ix_(held, train)] if precomputed else X[held]
@@ -234,6 +290,7 @@ class SVC(_Estimator):
                 dec[held[start:stop]] += K @ coef
         return sigmoid_train(dec, signs)
 
+    @_keeps_state_on_failure
     def fit(self, X, y, sample_weight=None):
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ValueError("decision_function_shape must be 'ovr' or 'ovo', got "
@@ -248,19 +305,23 @@ class SVC(_Estimator):
         C, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
             C=self.C, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
             cache_size=self.cache_size, max_iter=_no_cap(self.max_iter))
+        _check_box_overflow(C, weight)
         # one gamma for all pairs: "scale" and "auto" read the whole X
         self._solve_options = C, dict(
             kernel=kernel, gamma=resolve_gamma(self.gamma, X, kernel), coef0=coef0,
             degree=degree, cache_size=cache_size, tol=tol,
             shrinking=check_flag(self.shrinking, "shrinking"), max_iter=max_iter)
+        check_flag(self.verbose, "verbose")
         pairs, sigmoids = [], []
-        rng = np.random.default_rng(self.random_state)
+        stopped_short = False
+        rng = np.random.default_rng(_check_random_state(self.random_state))
         for i, j in class_pairs(self.classes_.size):
             rows = np.flatnonzero((y_index == i) | (y_index == j))
             signs = np.where(y_index[rows] == i, 1.0, -1.0)
             X_pair = X[np.ix_(rows, rows)] if precomputed else X[rows]
-            support, coef, b, n_iter = self._solve_pair(X_pair, signs, weight[rows])
+            support, coef, b, n_iter, status = self._solve_pair(X_pair, signs, weight[rows])
             pairs.append((rows[support], coef, b, n_iter))
+            stopped_short |= status != "optimal"
             if probability:
                 sigmoids.append(self._pair_sigmoid(X_pair, signs, weight[rows], rng))
         if probability:
@@ -268,7 +329,10 @@ class SVC(_Estimator):
         else:
             self.probA_ = self.probB_ = np.empty(0)
         self._set_support(X, y_index, precomputed, pairs)
-        self.fit_status_ = 0
+        if self.verbose:
+            print(f"Total nSV = {self.support_.size}")
+        # scikit-learn's: 0 when fitted to the tolerance, 1 otherwise
+        self.fit_status_ = int(stopped_short)
         self.shape_fit_ = X.shape
         return self
 
@@ -374,10 +438,10 @@ class SVC(_Estimator):
     def predict(self, X):
         dec = self._pair_values(X)
         n_classes = self.classes_.size
-        if check_flag(self.break_ties, "break_ties") and n_classes > 2:
-            if self.decision_function_shape == "ovo":
-                raise ValueError("break_ties must be False when decision_function_shape "
-                                 "is 'ovo'")
+        break_ties = check_flag(self.break_ties, "break_ties")
+        if break_ties and self.decision_function_shape == "ovo":
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+        if break_ties and n_classes > 2:
             return self.classes_[np.argmax(ovr_decision_function(dec, n_classes), axis=1)]
         # argmax takes the first maximum: ties go to the lower class in sorted
         # order, as scikit-learn (LIBSVM: the class seen first in the data)
@@ -479,6 +543,7 @@ class SVCPathCV(_BinaryModelClassifier):
         self.screening = screening
         self.n_jobs = n_jobs
 
+    @_keeps_state_on_failure
     def fit(self, X, y, sample_weight=None):
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
         splits = list(check_cv(self.cv, y_index, classifier=True).split(X, y_index))
@@ -529,6 +594,7 @@ class SVCPathCV(_BinaryModelClassifier):
         class_weight, sample_weight = _class_weights(self.class_weight, self.classes_,
                                                      self.classes_[y_index], sample_weight)
         weight = class_weight[y_index] * sample_weight
+        _check_box_overflow(self.Cs_[-1], weight)
         held_weight = None if sample_weight_given is None else sample_weight
         masks = cv_splits(splits, y_index, weight=weight, held_weight=held_weight)
         # "balanced": each fold weighs its own training labels, as GridSearchCV
@@ -609,6 +675,7 @@ class RampSVC(_BinaryModelClassifier):
         self.screening = screening
         self.max_outer = max_outer
 
+    @_keeps_state_on_failure
     def fit(self, X, y):
         X, y_index, class_weight = self._binary_fit_data(X, y)
         self.result_ = train_ramp(

@@ -482,3 +482,66 @@ def test_path_cv_grid_errors_name_Cs():
                       ([1.0, 0.5], "Cs: C must be strictly increasing")):
         with pytest.raises(ValueError, match=error):
             SVCPathCV(Cs=Cs, cv=3).fit(X, y)
+
+
+@pytest.mark.parametrize("make, bad", [
+    (lambda: SVC(), dict(C=0)),
+    (lambda: SVC(kernel="linear"), dict(kernel="cubic")),
+    (lambda: RampSVC(), dict(C=-1)),
+    (lambda: SVCPathCV(Cs=5, cv=3), dict(screening="bogus")),
+])
+def test_a_refit_that_fails_keeps_the_previous_fit(make, bad):
+    # The checks run along the fit: the new classes_ had been set beside the
+    # old model, which then predicted wrong labels without an error.
+    X, y = load_iris(return_X_y=True)
+    X, y = (X[:100], y[:100]) if isinstance(make(), RampSVC) else (X, y)
+    estimator = make().fit(X, y)
+    before = estimator.predict(X)
+    with pytest.raises(ValueError):
+        estimator.set_params(**bad).fit(X[50:], y[50:])
+    np.testing.assert_array_equal(estimator.predict(X), before)
+    assert set(estimator.classes_) == set(np.unique(y))
+
+
+def test_svc_refuses_weights_that_overflow():
+    # C * sample_weight = inf had sent SMO into an endless loop
+    X, y = load_dataset("heart_scale")
+    with pytest.raises(ValueError, match="overflows float64"):
+        SVC(C=1e200, kernel="linear").fit(X, y, sample_weight=np.full(270, 1e200))
+    with pytest.raises(ValueError, match="overflows float64"):
+        SVC(C=1e300, kernel="linear", class_weight={1: 1e300}).fit(X, y)
+    with pytest.raises(ValueError, match="overflows float64"):
+        SVCPathCV(Cs=[1.0, 1e300], cv=3, class_weight={1: 1e300}).fit(*load_iris(return_X_y=True))
+
+
+def test_svc_fit_status_verbose_and_random_state(capsys):
+    X, y = load_dataset("heart_scale")
+    with pytest.warns(svmscreen.ConvergenceWarning):
+        assert SVC(max_iter=5).fit(X, y).fit_status_ == 1
+    assert SVC().fit(X, y).fit_status_ == 0
+    capsys.readouterr()
+    model = SVC(verbose=True).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("optimization finished, #iter = ")
+    assert lines[-1] == f"Total nSV = {model.support_.size}"
+    with pytest.raises(ValueError, match="random_state must be >= 0"):
+        SVC(probability=True, random_state=-1).fit(X, y)
+    with pytest.raises(TypeError, match="random_state must be None"):
+        SVC(probability=True, random_state="x").fit(X, y)
+    rs = SVC(probability=True, random_state=np.random.RandomState(0)).fit(X, y)
+    assert rs.predict_proba(X[:2]).shape == (2, 2)
+
+
+def test_break_ties_and_ovr_ties_as_scikit_learn():
+    X = np.array([[1.0, 0], [2, 0], [-1, 0], [-2, 0], [0, 3], [0, 4]])
+    y = np.array([0, 0, 1, 1, 2, 2])
+    X_test = np.array([[0.0, 0], [0, -1]])
+    ours = SVC(kernel="linear", C=10).fit(X, y)
+    theirs = svm.SVC(kernel="linear", C=10).fit(X, y)
+    # a pair's value of exactly 0 votes for its first class in scikit-learn's ovr
+    np.testing.assert_allclose(ours.decision_function(X_test), theirs.decision_function(X_test),
+                               atol=1e-9)
+    np.testing.assert_array_equal(ours.set_params(break_ties=True).predict(X_test),
+                                  theirs.set_params(break_ties=True).predict(X_test))
+    with pytest.raises(ValueError, match="break_ties must be False"):
+        SVC(break_ties=True, decision_function_shape="ovo").fit(X[:4], y[:4]).predict(X[:4])
