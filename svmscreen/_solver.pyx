@@ -921,12 +921,16 @@ cdef class _SMO:
 
     cdef inline void snap_to_box(self, Py_ssize_t i, double magnitude) noexcept nogil:
         """a_i to the bound it is within rounding of (a few ulps of
-        ``magnitude``, the size of the terms it was computed from)."""
+        ``magnitude``, the size of the terms it was computed from); to the
+        nearer bound of a box narrower than twice that (a sample weight of
+        1e-15 beside weights of 1: every step towards its upper bound had
+        been snapped back to 0, and SMO picked the same pair until max_iter)."""
         cdef double slack = SNAP * magnitude
-        if self.alpha[i] <= self.lo[i] + slack:
-            self.alpha[i] = self.lo[i]
-        elif self.alpha[i] >= self.hi[i] - slack:
-            self.alpha[i] = self.hi[i]
+        if self.alpha[i] <= self.lo[i] + slack or self.alpha[i] >= self.hi[i] - slack:
+            if self.alpha[i] - self.lo[i] <= self.hi[i] - self.alpha[i]:
+                self.alpha[i] = self.lo[i]
+            else:
+                self.alpha[i] = self.hi[i]
 
     cdef int step_single(self, Py_ssize_t i) except -1 nogil:
         cdef double* Q_i = self.Q.get_Q(i, self.active_size)
@@ -1270,7 +1274,16 @@ cdef class _SMO:
                                     delta)
             if found is None:
                 return 0
-        G_m += Q_m @ (found - alpha_m)
+        step = found - alpha_m
+        change = Q_m @ step
+        # Only a point that lowers the objective replaces SMO's: the method
+        # can fail short of its tolerance (boxes 1e-15 and 1e9 wide on
+        # heart_scale: it returned a point near its start, the box centres,
+        # at an objective of +7e18, where SMO had reached -239).
+        gain = -(step @ G_m + 0.5 * (step @ change))
+        if not (np.isfinite(gain) and gain >= -1e-12 * (abs(step @ G_m) + abs(step @ change))):
+            return 0
+        G_m += change
         if not np.all(np.isfinite(G_m)):
             return 0
         cdef double[::1] new_alpha = found, new_G = G_m

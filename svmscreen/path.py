@@ -82,7 +82,7 @@ def check_C_grid(C):
     return grid
 
 
-def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon):
+def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon, Q=None):
     """Largest C_t such that the scaled reference (C_t/C_prev) alpha is
     epsilon-optimal in relative dual value over [C_prev, C_t].
 
@@ -94,8 +94,17 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon):
 
     Returns None when no step is certified: the reference's own duality gap
     exceeds epsilon times its dual value (the inequality fails at s = 1).
+    ``Q`` (the QMatrix): W0 from its columns where the gradient cannot give
+    it.
     """
     W0 = float(alpha @ (grad - p))
+    # G stores Q a + p to about eps (1 + |G_i|): where Q a is that small
+    # (C_prev = 1e-17), W0 cancelled to 0 and read as an infinite step
+    W0_roundoff = _rules.gradient_floor(float(np.abs(grad).max())) * float(np.abs(alpha).sum())
+    if Q is not None and W0 <= 1e3 * W0_roundoff:
+        support = np.flatnonzero(alpha)
+        W0 = float(alpha[support] @ Q.add_columns(support, alpha[support],
+                                                  np.zeros(alpha.size))[support])
     U0 = -float(p @ alpha)
     gap = gap_of(alpha, grad, p, lo, hi, y)
     # P_{C_prev}(w0, b) = W0/2 + C_prev xi0
@@ -113,12 +122,21 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon):
 
 
 # ------------------------------------------------------------ warm start
-# Above this C / C_prev the warm start's gradient is computed afresh: scaling
-# multiplies the previous gradient's round-off too, and after a jump of 3.9e6
-# (a grid from C_min straight to 6901) it had left W = a'Qa off by 3e-6, beyond
-# the rules' round-off allowance (docs/screening.md sec. 8): DVI then proved
-# free support vectors to be 0.  A log grid steps by far less.
+# Above this product of C / C_prev since the gradient was last computed from
+# Q's columns, the warm start computes it afresh.  Scaling multiplies the
+# gradient's round-off, about eps (1 + |G_i|) whatever the size of Q alpha,
+# along with it: after a jump of 3.9e6 (a grid from C_min straight to 6901)
+# it had left W = a'Qa off by 3e-6, beyond the rules' round-off allowance
+# (docs/screening.md sec. 8), and DVI proved free support vectors to be 0;
+# over many small steps (50 C in [1e-6, 1e4], tol 1e-6) the last solve
+# stopped at a violation of 58 tol, read from a gradient scaled 1e10-fold.
 GRADIENT_REFRESH_SCALE = 10.0
+
+# Above this C / C_prev the solve starts cold, as at the first C: a scaled
+# start puts the bound samples at C, and a solve that must bring some of
+# them down to the optimum's values loses eps C of each (C from 1 to 1e16 on
+# heart_scale: an objective of -29192 reported as optimal, against -4980).
+COLD_START_SCALE = 1e4
 
 # Relative distance below the upper bound within which a warm start's entry
 # is set to the bound (``snap_to_upper``).
@@ -149,18 +167,22 @@ def snap_to_upper(alpha0, hi):
     return alpha0
 
 
-def warm_start(alpha, grad, p, scale, hi, Q):
+def warm_start(alpha, grad, p, scale, hi, Q, drift=1.0):
     """The warm start at C = scale * C_prev: the previous optimum scaled
     (paper 000 sec. IV-B, "alpha seeding"), clipped to the box and the
     bound entries kept at the bound against round-off (``snap_to_upper``),
     with its gradient, which scaling gives without kernel columns:
-    Q (s a) + p = s (G - p) + p; from Q's columns of the nonzero a after a
-    step larger than ``GRADIENT_REFRESH_SCALE``."""
+    Q (s a) + p = s (G - p) + p.  ``drift``: the factor by which grad's
+    round-off has been scaled since it was computed from Q's columns; once
+    drift * scale exceeds GRADIENT_REFRESH_SCALE the gradient is computed
+    from the columns of the nonzero a again.  Returns (alpha0, grad0,
+    drift of grad0)."""
     alpha0 = snap_to_upper(np.minimum(alpha * scale, hi), hi)
-    if scale <= GRADIENT_REFRESH_SCALE:
-        return alpha0, scale * (grad - p) + p
+    if drift * scale <= GRADIENT_REFRESH_SCALE:
+        return alpha0, scale * (grad - p) + p, drift * scale
     support = np.flatnonzero(alpha0)
-    return alpha0, Q.add_columns(support, alpha0[support], np.array(p, dtype=np.float64))
+    return (alpha0, Q.add_columns(support, alpha0[support], np.array(p, dtype=np.float64)),
+            1.0)
 
 
 def extrapolated_start(alpha0, grad0, alpha, alpha_before, ratio, problem, hi):
@@ -375,7 +397,8 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     hard_margin = False
     # The domes' larger reference (_DomeStep): rows solved ahead of their turn.
     lookahead = getattr(screening, "lookahead", 0)
-    ahead = {}                      # grid index -> (result, put_back, solve seconds)
+    ahead = {}                      # grid index -> (result, put_back, solve seconds, drift)
+    drift = 1.0                     # of grad's round-off (``warm_start``)
     options = dict(tol=tol, shrinking=shrinking, max_iter=max_iter)
     warm_options = dict(options, first_shrink=WARM_FIRST_SHRINK)
     t = 0
@@ -414,17 +437,19 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                 end = min(t - 1 + lookahead, len(grid) - 1)
                 if end > t:
                     start = _clock()
-                    result, put_back = _solve_upper(problem, screening, alpha, grad, C_prev,
-                                                    float(grid[end]), warm_options)
-                    ahead[end] = (result, put_back, _clock() - start)
+                    result, put_back, end_drift = _solve_upper(
+                        problem, screening, alpha, grad, C_prev, float(grid[end]),
+                        warm_options, drift)
+                    ahead[end] = (result, put_back, _clock() - start, end_drift)
             else:
                 # The epsilon grid's values are not known in advance: the
                 # optimum at C_max is an extra solve, and the rule's cost.
                 start = _clock()
-                _solve_upper(problem, screening, alpha, grad, C_prev, C_max, warm_options)
+                _solve_upper(problem, screening, alpha, grad, C_prev, C_max, warm_options,
+                             drift)
                 rule_seconds += _clock() - start
         if t in ahead:
-            result, put_back, solve_seconds = ahead.pop(t)
+            result, put_back, solve_seconds, drift = ahead.pop(t)
         else:
             fixed = None
             solve_start = _clock()
@@ -437,7 +462,9 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                 rule_end = _clock()
                 rule_seconds += rule_end - solve_start
                 solve_start = rule_end
-            alpha0, grad0 = _path_start(problem, alpha, grad, C_prev, C, hi, before)
+            cold = _cold(alpha, C_prev, C)
+            alpha0, grad0, drift = _path_start(problem, alpha, grad, C_prev, C, hi, before,
+                                               drift)
             if alpha is not None and screening is not None:
                 alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
                                                             bound, counts=True)
@@ -445,7 +472,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                     n_screened_zero, n_screened_bound = counts
             result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
                                              grad0=grad0,
-                                             **(options if alpha is None else warm_options))
+                                             **(options if cold else warm_options))
             solve_seconds = _clock() - solve_start
         if epsilon is not None:
             start = _clock()
@@ -469,7 +496,8 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             alphas.append(alpha)
         if on_solution is not None:
             on_solution(t, C, alpha, grad)
-        hard_margin = not at_bound.any()
+        # (a solve stopped at max_iter proves nothing: each C gets its own)
+        hard_margin = result.status == "optimal" and not at_bound.any()
         t += 1
         if progress:
             progress(t, C)
@@ -486,7 +514,7 @@ def _epsilon_next(problem, result, C, hi, epsilon, options):
     tol, n_iter = options["tol"], result.n_iter
     while True:
         C_next = epsilon_step(C, result.alpha, result.grad, problem.p, problem.lo, hi,
-                              problem.y, epsilon)
+                              problem.y, epsilon, problem.Q)
         if C_next is not None or tol <= EPSILON_TOL_MIN or result.status != "optimal":
             break
         tol = max(tol * 1e-2, EPSILON_TOL_MIN)
@@ -503,34 +531,43 @@ def _epsilon_next(problem, result, C, hi, epsilon, options):
     return result, C_next
 
 
-def _path_start(problem, alpha, grad, C_prev, C, hi, before):
+def _cold(alpha, C_prev, C):
+    """Whether the solve at C starts from 0: first on the path, or after a
+    step beyond COLD_START_SCALE."""
+    return alpha is None or C > COLD_START_SCALE * C_prev
+
+
+def _path_start(problem, alpha, grad, C_prev, C, hi, before, drift):
     """The warm start at C from the previous optimum (alpha at C_prev;
-    None: cold), extrapolated with the one ``before`` it (``extrapolated_start``)
-    when Q's columns are all cached: the columns of the free support vectors
-    then cost no kernel evaluations after their first use.  Without the
-    cache, measured on a9a, ijcnn1 and mushrooms (10k rows), computing them
-    took more time than the iterations they saved."""
-    if alpha is None:
-        return np.zeros(problem.n), None
+    None: cold, as after a step beyond COLD_START_SCALE), extrapolated with
+    the one ``before`` it (``extrapolated_start``) when Q's columns are all
+    cached: the columns of the free support vectors then cost no kernel
+    evaluations after their first use.  Without the cache, measured on
+    a9a, ijcnn1 and mushrooms (10k rows), computing them took more time
+    than the iterations they saved.  Returns (alpha0, grad0 or None,
+    drift of grad0: ``warm_start``)."""
+    if _cold(alpha, C_prev, C):
+        return np.zeros(problem.n), np.array(problem.p), 1.0
     scale = C / C_prev
-    alpha0, grad0 = warm_start(alpha, grad, problem.p, scale, hi, problem.Q)
+    alpha0, grad0, drift = warm_start(alpha, grad, problem.p, scale, hi, problem.Q, drift)
     if before is None or not problem.q_fits_cache or scale > GRADIENT_REFRESH_SCALE:
-        return alpha0, grad0
+        return alpha0, grad0, drift
     alpha_before, C_before = before
     return extrapolated_start(alpha0, grad0, alpha, alpha_before,
-                              (C - C_prev) / (C_prev - C_before), problem, hi)
+                              (C - C_prev) / (C_prev - C_before), problem, hi) + (drift,)
 
 
-def _solve_upper(problem, screening, alpha, grad, C_prev, C_upper, options):
+def _solve_upper(problem, screening, alpha, grad, C_prev, C_upper, options, drift):
     """The optimum at C_upper, warm-started from the one at C_prev, handed
     to the domes' step as its larger reference (``_DomeStep.set_upper``).
-    Returns (result, put_back) of the solve."""
+    Returns (result, put_back, drift of result.grad) of the solve."""
     hi_upper = problem.hi_unit * C_upper
-    alpha0, grad0 = warm_start(alpha, grad, problem.p, C_upper / C_prev, hi_upper, problem.Q)
+    alpha0, grad0, drift = _path_start(problem, alpha, grad, C_prev, C_upper, hi_upper, None,
+                                       drift)
     result, put_back = solve_reduced(problem.Q, problem.p, problem.lo, hi_upper, alpha0,
                                      y=problem.y, grad0=grad0, **options)
     screening.set_upper(result.alpha, result.grad, hi_upper)
-    return result, put_back
+    return result, put_back, drift
 
 
 def apply_screen(problem, alpha0, grad0, hi, zero, bound, counts=False):
@@ -743,8 +780,10 @@ def screening_applies(problem, rule):
     semi-definite: sigmoid, and polynomial with coef0 < 0.  The rules bound
     w* in the kernel's feature space (a concave dual); on such a kernel they
     would screen against a non-convex problem, and the screened solve could
-    end at another stationary point.  (A precomputed kernel is taken to be
-    PSD, as its docstring asks.)"""
+    end at another stationary point.  A precomputed kernel is taken to be
+    PSD (``train_path``'s screening parameter says so; testing it costs an
+    eigendecomposition): on an indefinite one the KKT check puts back what
+    a rule got wrong, but the answer can differ from the unscreened one."""
     kernel, coef0 = problem.kernel_params["kernel"], problem.kernel_params["coef0"]
     if kernel == "sigmoid" or (kernel == "poly" and coef0 < 0):
         warnings.warn(f"screening={rule!r} needs a positive semi-definite kernel, which "
@@ -966,7 +1005,10 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         rule widens its region by its references' duality gaps, so it is
         safe at the solver's tolerance (docs/screening.md secs. 3-7).  The
         domes lose the most to that widening, and on small problems their
-        look-ahead solves cost more than they save (sec. 7).
+        look-ahead solves cost more than they save (sec. 7).  The rules
+        need a positive semi-definite kernel: the path turns them off for
+        sigmoid and for poly with coef0 < 0, and takes a precomputed
+        kernel to be PSD.
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int, iterable of (train, test) index arrays, or None
         Cross-validation along the path: k stratified folds, or the given

@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from svmscreen._rules import gradient_floor, quadratic_roundoff
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
                                    check_flag, check_parameters, check_precomputed,
                                    check_X, class_bounds, resolve_gamma)
@@ -229,8 +230,16 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         flipped = np.flatnonzero(delta_mu)
         q_mu = Q.add_columns(flipped, delta_mu[flipped], q_mu)
         beta, mu = repaired, new_mu
-    w_squared = float((beta - mu) @ (grad + 1.0)) if grad is not None else 0.0   # ||w||^2
-    if w_squared <= 1e-12 * max(1.0, abs(trace[-1]["objective"])):
+    # ||w||^2 = (beta - mu)'Q(beta - mu), against its round-off (the
+    # quadratic form's and the gradient's, as the rules bound them): compared
+    # with the objective, at C = 1e20 (J = 1.3e18) a w with 100 support
+    # vectors and decision values from -8 to 8 was called 0
+    coef = beta - mu
+    w_squared = float(coef @ (grad + 1.0)) if grad is not None else 0.0
+    l1 = float(np.abs(coef).sum())
+    noise = quadratic_roundoff(problem.kernel.roundoff_scale(), l1, l1) + l1 * gradient_floor(
+        float(np.abs(grad).max()) if grad is not None else 0.0)
+    if w_squared <= 10.0 * noise:
         why = (" (every margin sample is an outlier)" if np.any(mu > 0)
                else " (the hinge optimum itself)")
         warnings.warn(f"CCCP ended with w = 0{why}: the model is constant", UserWarning,

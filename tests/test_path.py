@@ -822,7 +822,7 @@ def test_extrapolated_start_is_feasible_with_its_exact_gradient(seed, n, fit_int
     C = C_prev + ratio * (C_prev - C_before)
     before, previous = _tight_solution(problem, C_before), _tight_solution(problem, C_prev)
     hi = problem.hi_unit * C
-    alpha0, grad0 = warm_start(previous.alpha, previous.grad, problem.p, C / C_prev, hi,
+    alpha0, grad0, _ = warm_start(previous.alpha, previous.grad, problem.p, C / C_prev, hi,
                                problem.Q)
     start, grad = extrapolated_start(alpha0, grad0, previous.alpha, before.alpha, ratio,
                                      problem, hi)
@@ -849,7 +849,7 @@ def test_extrapolated_start_is_the_optimum_while_the_sets_stay(seed, n, fit_inte
             + (np.round(s.alpha / (problem.hi_unit * C), 7) >= 1) for s, C in zip(sols, grid)]
     assume(all(np.array_equal(sets[0], other) for other in sets[1:]))
     hi = problem.hi_unit * grid[2]
-    alpha0, grad0 = warm_start(sols[1].alpha, sols[1].grad, problem.p, grid[2] / grid[1], hi,
+    alpha0, grad0, _ = warm_start(sols[1].alpha, sols[1].grad, problem.p, grid[2] / grid[1], hi,
                                problem.Q)
     start, _ = extrapolated_start(alpha0, grad0, sols[1].alpha, sols[0].alpha,
                                   (grid[2] - grid[1]) / (grid[1] - grid[0]), problem, hi)
@@ -876,7 +876,7 @@ def test_warm_start_keeps_bound_samples_exactly_at_the_bound(C_prev, scale, weig
     class Q:        # warm_start needs no column below GRADIENT_REFRESH_SCALE
         pass
     if scale <= 10.0:
-        start, _ = warm_start(hi_prev, np.zeros(hi.size), -np.ones(hi.size), C / C_prev, hi,
+        start, _, _ = warm_start(hi_prev, np.zeros(hi.size), -np.ones(hi.size), C / C_prev, hi,
                               Q)
         np.testing.assert_array_equal(start, hi)
 
@@ -955,3 +955,56 @@ def test_a_single_class_with_weight_is_refused():
         train_path(X, y, n_C=3, cv=3, random_state=-1)
     with pytest.raises(TypeError, match="C must be a number"):
         train_path(X, y, C=True)
+
+
+def _violation(K, sign, alpha, hi):
+    """LIBSVM's stopping criterion m(a) - M(a) from an exact gradient."""
+    v = -sign * (sign * (K @ (sign * alpha)) - 1.0)
+    up = ((alpha < hi) & (sign > 0)) | ((alpha > 0) & (sign < 0))
+    low = ((alpha < hi) & (sign < 0)) | ((alpha > 0) & (sign > 0))
+    return v[up].max() - v[low].min()
+
+
+def test_a_long_path_refreshes_its_scaled_gradient():
+    # 50 C over [1e-6, 1e4]: each warm start scaled the last gradient, its
+    # round-off with it (1e10-fold in all), and the last solve stopped, as
+    # "optimal", at a true violation of 58 tol.
+    from svmscreen._kernels import Kernel, compute_layout
+    X, y = load_dataset("australian_scale")
+    path = train_path(X, y, C_range=(1e-6, 1e4), n_C=50, tol=1e-6, screening=None)
+    sign = np.where(y == path.classes_[1], 1.0, -1.0)
+    K = Kernel(compute_layout(X), "rbf", path.gamma, 0.0, 3).rows(np.arange(y.size))
+    for t in (25, 40, 49):
+        assert _violation(K, sign, path.alphas[t], path.C[t]) <= 2e-6, t
+    assert path.objective[-1] == pytest.approx(
+        svmscreen.fit_binary(X, y, C=1e4, tol=1e-6).objective_, rel=1e-9)
+
+
+def test_a_huge_step_starts_cold():
+    # From C = 1 straight to 1e16 the scaled start put the bound samples at
+    # 1e16, and the solve brought them down to the optimum's ~100 with eps C
+    # errors: -29192 reported as optimal, where the optimum is -4980.41.
+    X, y = load_dataset("heart_scale")
+    path = train_path(X, y, C=[1.0, 1e16], screening=None)
+    assert path.objective[-1] == pytest.approx(
+        svmscreen.fit_binary(X, y, C=1e16).objective_, rel=1e-9)
+
+
+def test_no_hard_margin_shortcut_after_max_iter():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1)
+    X[:, 0] += 0.3 * y
+    with pytest.warns(svmscreen.ConvergenceWarning):
+        path = train_path(X, y, C=[1e4, 1e5, 1e6, 1e7], kernel="linear", tol=1e-6,
+                          max_iter=20, screening=None)
+    # each C gets its own max_iter: none reuses an unconverged solution
+    assert np.all(path.n_iter == 20) and np.all(path.status == "max_iter")
+
+
+def test_epsilon_path_from_a_tiny_C():
+    # At C = 1e-17, W0 = a'Qa read from the gradient (G = Q a - 1) cancelled
+    # to 0, which read as an infinite step: the path went to C_max at once.
+    X, y = load_dataset("heart_scale")
+    path = train_path(X, y, grid="epsilon", epsilon=1e-3, C_range=(1e-17, 1e3))
+    assert len(path) > 100 and path.C[1] < 1e-2

@@ -268,3 +268,14 @@ def test_overflowing_objective_is_an_error():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             svmscreen.train_ramp(X, y, 1e200, kernel="linear")
+
+
+def test_no_constant_model_warning_for_a_large_C():
+    # w^2 was compared with 1e-12 |J|: at C = 1e20 (J = 1.3e18) a model
+    # with 100 support vectors and decision values from -8 to 8 was called
+    # constant.
+    X, y = load_dataset("heart_scale")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        result = svmscreen.train_ramp(X, y, C=1e20)
+    assert np.ptp(result.model.decision_function(X)) > 1.0

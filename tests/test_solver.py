@@ -626,7 +626,7 @@ def test_early_first_shrink_selects_over_fewer_variables():
     first = solve(Q, p, lo, np.full(y.size, 20.0), lo, y=signs)
     # the optimum at C = 20 scaled to C = 25: the path's warm start
     hi = np.full(y.size, 25.0)
-    alpha0, grad0 = warm_start(first.alpha, first.grad, p, 1.25, hi, Q)
+    alpha0, grad0, _ = warm_start(first.alpha, first.grad, p, 1.25, hi, Q)
     runs = [solve(Q, p, lo, hi, alpha0, y=signs, grad0=grad0, first_shrink=k)
             for k in (None, 20)]
     assert runs[0].n_iter > 500
@@ -1387,3 +1387,37 @@ def test_array_lengths_are_checked():
             with pytest.raises(ValueError, match=f"{name} has shape"):
                 solve(Q, args.pop("p"), args.pop("lo"), args.pop("hi"), args.pop("alpha0"),
                       **args)
+
+
+def test_boxes_narrower_than_rounding_do_not_stall_smo():
+    # A box of 1e-15 beside boxes of 1: the snap to the box (a few ulps of
+    # the terms) sent every step towards its upper bound back to 0, and SMO
+    # picked the same pair through all 10M iterations.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    y = np.where(X[:, 0] + rng.normal(size=40) > 0, 1, -1)
+    sample_weight = np.ones(40)
+    sample_weight[:8] = 1e-15
+    model = fit_binary(X, y, sample_weight=sample_weight, tol=1e-8)
+    assert model.status_ == "optimal" and model.n_iter_ < 1000
+    # the same problem with those 8 samples at alpha = 0 (their boxes are
+    # below anything the objective can resolve)
+    rest = fit_binary(X[8:], y[8:], tol=1e-8)
+    assert model.objective_ == pytest.approx(rest.objective_, rel=1e-9)
+
+
+def test_boxes_1e_15_and_1e9_wide_reach_scikit_learns_optimum():
+    # SMO stalled on the narrow boxes (above), and the dense fallback's
+    # interior-point method then returned a point near its start (the boxes'
+    # centres) at an objective of +7.4e18, which replaced SMO's -239 (the
+    # fallback now keeps the better point).  scikit-learn: -782.38.
+    from sklearn import svm
+    X, y = load_dataset("heart_scale")
+    sample_weight = np.where(np.random.default_rng(0).random(270) > 0.5, 1e-15, 1e9)
+    model = fit_binary(X, y, C=1.0, sample_weight=sample_weight)
+    theirs = svm.SVC(C=1.0, gamma=1 / 13).fit(X.toarray(), y, sample_weight=sample_weight)
+    K = gram(X.toarray(), "rbf", gamma=1 / 13)[np.ix_(theirs.support_, theirs.support_)]
+    coef = theirs.dual_coef_.ravel()
+    objective = 0.5 * coef @ K @ coef - np.abs(coef).sum()
+    assert model.status_ == "optimal"
+    assert model.objective_ == pytest.approx(objective, rel=1e-6)
