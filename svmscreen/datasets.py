@@ -51,6 +51,15 @@ def _open_compressed(path, mode):
             start = head.read(len(_MAGIC[suffix]))
         if start and start != _MAGIC[suffix]:
             opener = open
+    elif "r" in mode and suffix == ".lzma" and os.path.isfile(path):
+        # the .lzma (LZMA alone) header has no magic bytes: its first bytes
+        # either decode or they are not .lzma
+        with open(path, "rb") as head:
+            start = head.read(64)
+        try:
+            lzma.LZMADecompressor(format=lzma.FORMAT_ALONE).decompress(start)
+        except lzma.LZMAError:
+            opener = open
     return opener(path, mode)
 
 

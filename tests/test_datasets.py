@@ -690,7 +690,7 @@ def test_atomic_output_keeps_mode_and_hard_links(tmp_path):
     assert link.read_bytes() == b"new" and os.stat(linked).st_ino == os.stat(link).st_ino
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".lzma"])
 def test_plain_text_with_a_compressed_name_is_read(suffix, tmp_path):
     """LIBSVM's tools read a file whatever its name: plain text named
     data.gz had been refused as a file that cannot be decompressed."""
@@ -698,4 +698,13 @@ def test_plain_text_with_a_compressed_name_is_read(suffix, tmp_path):
     path.write_text("1 1:0.5 2:1\n-1 1:-0.5\n")
     X, y = load_svmlight_file(path)
     np.testing.assert_array_equal(y, [1.0, -1.0])
+    np.testing.assert_array_equal(X.toarray(), [[0.5, 1.0], [-0.5, 0.0]])
+
+
+def test_lzma_alone_files_are_still_decompressed(tmp_path):
+    # .lzma has no magic bytes: its first bytes are tried as LZMA
+    path = tmp_path / "data.lzma"
+    with lzma.open(path, "wb", format=lzma.FORMAT_ALONE) as fh:
+        fh.write(b"1 1:0.5 2:1\n-1 1:-0.5\n")
+    X, y = load_svmlight_file(path)
     np.testing.assert_array_equal(X.toarray(), [[0.5, 1.0], [-0.5, 0.0]])

@@ -1411,3 +1411,34 @@ def test_scale_of_wide_sparse_data_is_svm_scales(options, tmp_path, capsys):
                 line += "%d:%g " % (j, s)
         expected.append(line + "\n")
     assert out == "".join(expected)
+
+
+def test_commands_end_with_a_message_where_svmscreen_refuses(tmp_path, monkeypatch, capsys):
+    # What LIBSVM runs on and svmscreen refuses: each raised a traceback.
+    monkeypatch.chdir(tmp_path)
+    files = {"big20": "1 1:1e20\n-1 1:-1e20\n1 1:3e20\n", "biglabel": "1e10 1:1 2:1\n-1 1:0.2\n",
+             "one": "5 1:1\n", "conflict": "1 1:1\n-1 1:1\n1 1:2\n-1 1:2\n", "empty": ""}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert commands.train_main(["-q", "-t", "0", "big20"]) == 1
+    assert capsys.readouterr().err.startswith("Error: kernel values overflow")
+    assert commands.train_main(["-q", "biglabel"]) == 1
+    assert "sample 1 (line 1 of a data file) does not fit in a C int" in capsys.readouterr().err
+    assert commands.train_main(["-q", "-t", "1", "-d", "3000000000", "one"]) == 1
+    assert "option -d needs an integer that fits in a C int" in capsys.readouterr().err
+    # -b 1 regression in a CV fold with no training sample (svm.cpp: SIGFPE)
+    assert commands.train_main(["-q", "-s", "3", "-b", "1", "-v", "2", "one"]) == 0
+    assert "Cross Validation Mean squared error" in capsys.readouterr().out
+    # nan coefficients of nu-SVC on conflicting points: no numpy warning
+    assert commands.train_main(["-s", "1", "-b", "1", "conflict", "m"]) == 0
+    assert "Warning" not in capsys.readouterr().err
+    # 0/0 prints as C prints it
+    assert commands.predict_main(["empty", "m", "out"]) == 0
+    assert "Accuracy = -nan% (0/0)" in capsys.readouterr().out
+    # a model file's index or label beyond a C int names its line
+    lines = (tmp_path / "m").read_text().splitlines()
+    sv = lines.index("SV") + 1
+    lines[sv] = lines[sv].split()[0] + " 3000000000:1"
+    (tmp_path / "bad.model").write_text("\n".join(lines) + "\n")
+    assert commands.predict_main(["conflict", "bad.model", "out"]) == 1
+    assert f"line {sv + 1}: bad feature '3000000000:1'" in capsys.readouterr().err

@@ -25,8 +25,8 @@ from svmscreen.libsvm.model import (cross_validation, predict, predict_probabili
                                     resolve_parameters, train)
 from svmscreen.libsvm.modelfile import load_model, save_model
 from svmscreen.libsvm.svm import (C_SVC, EPSILON_SVR, NU_SVC, NU_SVR, ONE_CLASS, PRECOMPUTED,
-                                  OptionError, check_parameter, print_null, print_stdout,
-                                  svm_parameter, svm_problem)
+                                  OptionError, c_number, check_parameter, print_null,
+                                  print_stdout, svm_parameter, svm_problem)
 
 __all__ = ["train_main", "predict_main", "scale_main"]
 
@@ -107,6 +107,13 @@ def _run(body, argv):
         except MemoryError:
             sys.stdout.flush()
             sys.stderr.write("can't allocate enough memory\n")
+            return 1
+        except (ValueError, OverflowError) as exc:
+            # what svmscreen refuses and LIBSVM runs on (a kernel that
+            # overflows float64, a label beyond a C int, a model file's
+            # index beyond it): a message, not a traceback
+            sys.stdout.flush()
+            sys.stderr.write(f"Error: {exc}\n")
             return 1
         sys.stdout.flush()
         return 0
@@ -214,11 +221,13 @@ def _train(argv):
     info = _progress if param.print_func is print_stdout else param.print_func
     if param.cross_validation:
         target = cross_validation(prob, param, param.nr_fold, info)
+        # 0/0 prints as C's "-nan" (c_number)
         if param.svm_type in (EPSILON_SVR, NU_SVR):
-            error = float(np.mean((target - y) ** 2))
-            sys.stdout.write("Cross Validation Mean squared error = %g\n" % error)
-            sys.stdout.write("Cross Validation Squared correlation coefficient = %g\n"
-                             % _squared_correlation(target, y))
+            with np.errstate(all="ignore"):
+                error = np.float64(np.sum((target - y) ** 2)) / np.float64(prob.l)
+            sys.stdout.write("Cross Validation Mean squared error = %s\n" % c_number("%g", error))
+            sys.stdout.write("Cross Validation Squared correlation coefficient = %s\n"
+                             % c_number("%g", _squared_correlation(target, y)))
         else:
             correct = int(np.count_nonzero(target == y))
             sys.stdout.write("Cross Validation Accuracy = %g%%\n" % (100.0 * correct / prob.l))
@@ -248,7 +257,7 @@ def _squared_correlation(v, y):
     with np.errstate(all="ignore"):
         num = (l * np.dot(v, y) - v.sum() * y.sum()) ** 2
         den = (l * np.dot(v, v) - v.sum() ** 2) * (l * np.dot(y, y) - y.sum() ** 2)
-        return float(np.float64(num) / np.float64(den))
+        return np.float64(num) / np.float64(den)
 
 
 def train_main(argv=None):
@@ -323,14 +332,15 @@ def _predict(argv):
     if svm_type in (EPSILON_SVR, NU_SVR):
         with np.errstate(all="ignore"):
             error = np.float64(np.sum((labels - target) ** 2)) / np.float64(total)
-        info("Mean squared error = %g (regression)\n" % error)
-        info("Squared correlation coefficient = %g (regression)\n"
-             % _squared_correlation(labels, target))
+        info("Mean squared error = %s (regression)\n" % c_number("%g", error))
+        info("Squared correlation coefficient = %s (regression)\n"
+             % c_number("%g", _squared_correlation(labels, target)))
     else:
         correct = int(np.count_nonzero(labels == target))
         with np.errstate(all="ignore"):
             accuracy = np.float64(correct) / np.float64(total) * 100
-        info("Accuracy = %g%% (%d/%d) (classification)\n" % (accuracy, correct, total))
+        info("Accuracy = %s%% (%d/%d) (classification)\n"
+             % (c_number("%g", accuracy), correct, total))
 
 
 def predict_main(argv=None):

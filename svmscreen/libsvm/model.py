@@ -84,8 +84,9 @@ def int_labels(y):
     """LIBSVM's ``(int)prob->y[i]``: truncation toward zero."""
     y = np.asarray(y, dtype=np.float64)
     if y.size and np.max(np.abs(y)) > INT_MAX:
-        bad = y[np.argmax(np.abs(y))]
-        raise ValueError(f"class label {bad!r} does not fit in a C int")
+        first = int(np.argmax(np.abs(y) > INT_MAX))
+        raise ValueError(f"class label {float(y[first])!r} of sample {first + 1} (line "
+                         f"{first + 1} of a data file) does not fit in a C int")
     return np.trunc(y).astype(np.int64)
 
 
@@ -507,7 +508,9 @@ def binary_svc_probability(rows, idx, sign, Cp, Cn, param, info, rng):
             info("Total nSV = %d\n" % np.count_nonzero(sv))
             if test_pos.size:
                 K = rows.cross(idx[test_pos], idx[order][sv])
-                dec[test_pos] = K @ coef[sv] - rho
+                with np.errstate(invalid="ignore", over="ignore"):
+                    # nan coefficients (nu-SVC at r = 0), as LIBSVM's
+                    dec[test_pos] = K @ coef[sv] - rho
     return sigmoid_train(dec, sign, info)
 
 
@@ -840,6 +843,10 @@ def cross_validation(prob, param, nr_fold, info=print_stdout, rng=None):
         info = _silent
     rng = default_generator if rng is None else rng
     l = prob.l
+    if l == 0:
+        # nothing to predict (-b 1 regression inside a CV fold that left no
+        # training sample: svm.cpp divides by 0 folds here and dies of SIGFPE)
+        return np.zeros(0)
     if nr_fold > l:
         sys.stderr.write("WARNING: # folds (%d) > # data (%d). Will use # folds = # data "
                          "instead (i.e., leave-one-out cross validation)\n" % (nr_fold, l))

@@ -139,6 +139,8 @@ def _read_values(tokens, keyword, count, convert, detail):
         token, line = tokens.next(f"the {count} values of '{keyword}'")
         try:
             values.append(convert(token))
+            if convert is int and not -2**31 <= values[-1] < 2**31:
+                raise ValueError        # a C int in svm.h
         except ValueError:
             raise tokens.error(line, f"'{keyword}' expects {count} {detail}, got {token!r} "
                                f"after {len(values)}") from None
@@ -272,6 +274,8 @@ def load_model(path):
                     raise ValueError
                 index = int(index_text)
                 value = float(value_text)
+                if index >= 2**31:
+                    raise ValueError    # svm_node.index is a C int
             except ValueError:
                 raise tokens.error(line_number, f"bad feature {token!r} (expected "
                                    "index:value)") from None

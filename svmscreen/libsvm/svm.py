@@ -81,10 +81,15 @@ def _option_value(argv, i, option, convert):
         raise OptionError(f"option {option} needs a value")
     text = argv[i]
     try:
-        return convert(text)
+        value = convert(text)
     except (TypeError, ValueError):
         kind = "an integer" if convert is int else "a number"
         raise OptionError(f"option {option} needs {kind}, got {text!r}") from None
+    if convert is int and not -2**31 <= value < 2**31:
+        # the field is a C int (svm.h)
+        raise OptionError(f"option {option} needs an integer that fits in a C int, "
+                          f"got {text!r}")
+    return value
 
 
 class svm_parameter:
@@ -455,7 +460,8 @@ class svm_model:
         prints a message and returns 0)."""
         if self.param.svm_type in (EPSILON_SVR, NU_SVR) and self.probA is not None:
             return float(self.probA[0])
-        print("Model doesn't contain information for SVR probability inference")
+        # svm_get_svr_probability writes it to stderr
+        sys.stderr.write("Model doesn't contain information for SVR probability inference\n")
         return 0.0
 
     def get_labels(self):

@@ -12,6 +12,12 @@ Differences from libsvm's binding, all deliberate:
 * feature index 0 outside a precomputed kernel is refused with an error
   naming the line (LIBSVM's documented indices start at 1; it accepts 0
   unchecked), in data and in model files;
+* ``svm_read_problem`` refuses, naming the line, what LIBSVM's format
+  forbids or its C reader cannot hold and libsvm's Python reader lets
+  through: indices not ascending or repeated, beyond a C int, values that
+  are not finite, and Python-only literals such as ``1_000``;
+* ``svm_save_model`` raises ``OSError`` when it cannot write (libsvm
+  returns silently);
 * malformed model files raise ``ValueError`` naming the line (libsvm
   returns None); a missing model file still prints "can't open model file"
   and returns None;
