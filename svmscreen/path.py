@@ -544,8 +544,8 @@ def _path_start(problem, alpha, grad, C_prev, C, hi, before, drift):
     cached: the columns of the free support vectors then cost no kernel
     evaluations after their first use.  Without the cache, measured on
     a9a, ijcnn1 and mushrooms (10k rows), computing them took more time
-    than the iterations they saved.  Returns (alpha0, grad0 or None,
-    drift of grad0: ``warm_start``)."""
+    than the iterations they saved.  Returns (alpha0, grad0, drift of
+    grad0: ``warm_start``)."""
     if _cold(alpha, C_prev, C):
         return np.zeros(problem.n), np.array(problem.p), 1.0
     scale = C / C_prev
