@@ -1421,3 +1421,16 @@ def test_boxes_1e_15_and_1e9_wide_reach_scikit_learns_optimum():
     objective = 0.5 * coef @ K @ coef - np.abs(coef).sum()
     assert model.status_ == "optimal"
     assert model.objective_ == pytest.approx(objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ["p", "lo", "hi", "alpha0"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_solve_refuses_values_that_are_not_finite(name, bad):
+    # an infinite box (C times weights overflowing) had made SMO loop forever
+    X, y = random_svc(12, 3, 0)
+    Q = QMatrix(Kernel(check_X(X), "rbf", 0.5, 0.0, 3), y, 10.0)
+    args = dict(p=-np.ones(12), lo=np.zeros(12), hi=np.ones(12), alpha0=np.zeros(12))
+    args[name] = args[name].copy()
+    args[name][3] = bad
+    with pytest.raises(ValueError, match=f"{name} must be finite"):
+        solve(Q, args["p"], args["lo"], args["hi"], args["alpha0"], y=y)
