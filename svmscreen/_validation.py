@@ -231,6 +231,16 @@ def balanced_class_weight(y, classes):
     return dict(zip(classes.tolist(), y.size / (classes.size * counts)))
 
 
+def check_box_overflow(C, units):
+    """C_i = C * units_i (units: the class times sample weights) must be
+    finite: the solver refuses an infinite box, which would never converge."""
+    with np.errstate(over="ignore"):
+        finite = np.all(np.isfinite(C * np.asarray(units)))
+    if not finite:
+        raise ValueError(f"C={C:g} times class_weight and sample_weight overflows float64 "
+                         "for some samples; use smaller values")
+
+
 def class_bounds(y, classes, C, class_weight, sample_weight, rows=None):
     """Per-sample upper bound C_i = C * weight(class of y_i) * sample_weight_i
     (``classes``: the labels of y, sorted).  class_weight: a dict {label:

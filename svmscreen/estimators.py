@@ -29,9 +29,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._kernels import cross_kernel
-from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_flag, check_parameters,
-                                   check_precomputed, check_sample_weight, check_X,
-                                   is_balanced, resolve_gamma, warn_if_not_converged)
+from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_box_overflow,
+                                   check_flag, check_parameters, check_precomputed,
+                                   check_sample_weight, check_X, is_balanced, resolve_gamma,
+                                   warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
@@ -112,14 +113,6 @@ def _check_random_state(random_state):
     return int(random_state)
 
 
-def _check_box_overflow(C, weight):
-    """C_i = C * weight_i must be finite (the solver refuses an infinite box)."""
-    with np.errstate(over="ignore"):
-        if not np.all(np.isfinite(C * weight)):
-            raise ValueError("C times class_weight and sample_weight overflows float64 for "
-                             "some samples; use smaller values")
-
-
 def _check_X(estimator, X):
     check_is_fitted(estimator)
     return validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C",
@@ -140,15 +133,12 @@ def ovr_decision_function(dec, n_classes):
     (scikit-learn's ``decision_function_shape="ovr"``, whose votes give a
     value of exactly 0 to the first class; LIBSVM's, in ``pair_votes`` and
     ``predict``, to the second)."""
-    votes = np.zeros((dec.shape[0], n_classes))
     confidence = np.zeros((dec.shape[0], n_classes))
     for pair, (i, j) in enumerate(class_pairs(n_classes)):
-        first = dec[:, pair] >= 0
-        votes[:, i] += first
-        votes[:, j] += ~first
         confidence[:, i] += dec[:, pair]
         confidence[:, j] -= dec[:, pair]
-    return votes + confidence / (3 * (np.abs(confidence) + 1))
+    return (pair_votes(dec, n_classes, ties_to_first=True)
+            + confidence / (3 * (np.abs(confidence) + 1)))
 
 
 def _keeps_state_on_failure(fit):
@@ -305,7 +295,7 @@ class SVC(_Estimator):
         C, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
             C=self.C, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
             cache_size=self.cache_size, max_iter=_no_cap(self.max_iter))
-        _check_box_overflow(C, weight)
+        check_box_overflow(C, weight)
         # one gamma for all pairs: "scale" and "auto" read the whole X
         self._solve_options = C, dict(
             kernel=kernel, gamma=resolve_gamma(self.gamma, X, kernel), coef0=coef0,
@@ -590,12 +580,12 @@ class SVCPathCV(_BinaryModelClassifier):
 
     def _fit_one_vs_one(self, X, y_index, sample_weight, splits, gammas):
         self.Cs_ = self._grid()
-        sample_weight_given = sample_weight
+        weighted = sample_weight is not None
         class_weight, sample_weight = _class_weights(self.class_weight, self.classes_,
                                                      self.classes_[y_index], sample_weight)
         weight = class_weight[y_index] * sample_weight
-        _check_box_overflow(self.Cs_[-1], weight)
-        held_weight = None if sample_weight_given is None else sample_weight
+        check_box_overflow(self.Cs_[-1], weight)
+        held_weight = sample_weight if weighted else None
         masks = cv_splits(splits, y_index, weight=weight, held_weight=held_weight)
         # "balanced": each fold weighs its own training labels, as GridSearchCV
         fold_weights = fold_bounds(y_index, np.arange(self.classes_.size), self.class_weight,

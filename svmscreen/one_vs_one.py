@@ -18,13 +18,20 @@ from svmscreen.path import (PathResult, _parallel, _sequential, fold_params, hel
                             kernel_blocks, path_coefficients, subset_path)
 
 
-def pair_votes(dec, n_classes):
+def pair_votes(dec, n_classes, ties_to_first=False):
     """Votes of one-vs-one decision values: column ``pair`` is the pair
-    (i, j) of ``class_pairs`` (i < j, LIBSVM's order); dec > 0 votes for i."""
+    (i, j) of ``class_pairs`` (i < j, LIBSVM's order); dec > 0 votes for i,
+    dec = 0 for j as in LIBSVM's predict (for i with ``ties_to_first``, as
+    scikit-learn's ovr decision function)."""
     votes = np.zeros((dec.shape[0], n_classes), dtype=np.intp)
     for pair, (i, j) in enumerate(class_pairs(n_classes)):
-        votes[:, i] += dec[:, pair] > 0
-        votes[:, j] += dec[:, pair] <= 0
+        value = dec[:, pair]
+        if ties_to_first:
+            votes[:, i] += value >= 0
+            votes[:, j] += ~(value >= 0)
+        else:
+            votes[:, i] += value > 0
+            votes[:, j] += value <= 0
     return votes
 
 

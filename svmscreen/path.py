@@ -15,10 +15,10 @@ import numpy as np
 from svmscreen import _rules
 from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix
-from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
-                                   check_flag, check_parameters, check_precomputed,
-                                   check_sample_weight, check_X, class_bounds, is_balanced,
-                                   resolve_gamma)
+from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_overflow,
+                                   check_flag, check_labels, check_parameters,
+                                   check_precomputed, check_sample_weight, check_X,
+                                   class_bounds, is_balanced, resolve_gamma)
 from svmscreen.dense_qp import repair_equality
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_of
@@ -1099,10 +1099,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     fold_units = None if splits is None else fold_bounds(y, classes, class_weight,
                                                          sample_weight, hi_unit, splits)
     C_max = check_C_range(C_range)[1] if epsilon_path else C_grid[-1]
-    with np.errstate(over="ignore"):
-        if not all(np.isfinite(C_max * units.max()) for units in [hi_unit] + (fold_units or [])):
-            raise ValueError(f"C={C_max:g} times class_weight and sample_weight overflows "
-                             "float64 for some samples; use smaller values")
+    for units in [hi_unit] + (fold_units or []):
+        check_box_overflow(C_max, units.max())
 
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=fit_intercept)

@@ -223,9 +223,8 @@ def _train(argv):
         target = cross_validation(prob, param, param.nr_fold, info)
         # 0/0 prints as C's "-nan" (c_number)
         if param.svm_type in (EPSILON_SVR, NU_SVR):
-            with np.errstate(all="ignore"):
-                error = np.float64(np.sum((target - y) ** 2)) / np.float64(prob.l)
-            sys.stdout.write("Cross Validation Mean squared error = %s\n" % c_number("%g", error))
+            sys.stdout.write("Cross Validation Mean squared error = %s\n"
+                             % c_number("%g", _mean_squared_error(target, y)))
             sys.stdout.write("Cross Validation Squared correlation coefficient = %s\n"
                              % c_number("%g", _squared_correlation(target, y)))
         else:
@@ -250,6 +249,12 @@ def _progress(s):
         raise
     except OSError:
         detach_stdout()
+
+
+def _mean_squared_error(v, y):
+    """svm.cpp's sum (v - y)^2 / l: 0/0 is nan, as C's (c_number prints it)."""
+    with np.errstate(all="ignore"):
+        return np.float64(np.sum((v - y) ** 2)) / np.float64(v.shape[0])
 
 
 def _squared_correlation(v, y):
@@ -330,9 +335,8 @@ def _predict(argv):
 
     total = labels.shape[0]
     if svm_type in (EPSILON_SVR, NU_SVR):
-        with np.errstate(all="ignore"):
-            error = np.float64(np.sum((labels - target) ** 2)) / np.float64(total)
-        info("Mean squared error = %s (regression)\n" % c_number("%g", error))
+        info("Mean squared error = %s (regression)\n"
+             % c_number("%g", _mean_squared_error(labels, target)))
         info("Squared correlation coefficient = %s (regression)\n"
              % c_number("%g", _squared_correlation(labels, target)))
     else:
