@@ -49,9 +49,12 @@ class BinaryModel:
     alpha_ : ndarray
         The full dual solution, one value per training sample.
     objective_ : float
-        The dual objective in LIBSVM's (minimisation) form, 1/2 a'Qa - sum a.
+        The dual objective in LIBSVM's (minimisation) form, 1/2 a'Qa - sum a;
+        for a ramp-loss model (``train_ramp``), the ramp objective J(w, b)
+        of its CCCP step.
     duality_gap_ : float
-        Primal-dual gap of the returned solution (computed when first read).
+        Primal-dual gap of the returned solution (computed when first read);
+        nan for a ramp-loss model (a non-convex problem).
     n_iter_ : int
     status_ : {"optimal", "max_iter"}
     kernel, gamma, coef0, degree, C, fit_intercept

@@ -63,11 +63,19 @@ class RampResult:
     n_outer : int
         CCCP steps (inner problems solved).
     converged : bool
-        True when mu stopped changing before max_outer.
+        True when mu stopped changing before max_outer, at an inner solve
+        that reached the tolerance (a solve stopped at max_iter certifies no
+        fixed point).
     objective : ndarray
         J(w, b) after each step: non-increasing up to each inner problem's
         duality gap (the inner solves stop at tol; a rise beyond it stops
         the loop with a warning).
+    model_step : int
+        The step whose solution is ``model``: the last one, except when the
+        loop stopped on a rise of J or on a cycle of outlier sets, where it
+        is the step of the lowest J.
+    status : ndarray of str
+        Per step, the inner solve's status ("optimal" or "max_iter").
     n_outliers : ndarray
         #{mu_i > 0} used by each step.
     screened_zero, screened_bound, frozen, put_back, n_iter : ndarray of int
@@ -85,15 +93,16 @@ class RampResult:
         Per step, the indices of the samples treated as outliers (mu_i > 0).
     """
 
-    def __init__(self, model, trace, converged, mu):
+    def __init__(self, model, trace, converged, mu, model_step):
         self.model = model
         self.converged = converged
+        self.model_step = model_step
         self.mu = mu
         self.outlier_history = [step["outliers"] for step in trace]
         for name in ("objective", "n_outliers", "screened_zero", "screened_bound", "frozen",
                      "put_back", "n_iter", "screen_seconds", "solve_seconds",
                      "work_select", "work_reconstruct", "work_gbar", "n_screens",
-                     "kernel_evals", "n_swaps"):
+                     "kernel_evals", "n_swaps", "status"):
             setattr(self, name, np.array([step[name] for step in trace]))
         self.n_outer = len(trace)
 
@@ -109,7 +118,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
     ``beta0``/``grad0`` may carry the hinge SVM's solution at C (the first
     step, mu = 0), e.g. from a path; otherwise the first step starts at 0.
     ``progress(step, objective, n_outliers)``, if given, sees every step.
-    Returns (beta, mu, intercept, trace, converged).
+    Returns (beta, mu, intercept, trace, converged, step), ``step`` the
+    index in ``trace`` of the step whose solution is returned.
     """
     n = problem.n
     y, Q = problem.signs, problem.Q
@@ -122,7 +132,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
     grad = None if grad0 is None else grad0.copy()
     trace = []
     previous_J = np.inf
-    best = (np.inf, None, None, None, None)   # (J, beta, mu, intercept, grad), lowest J
+    # (J, beta, mu, intercept, grad, step) of the lowest J
+    best = (np.inf, None, None, None, None, None)
     seen = set()                        # the outlier sets used so far
     converged = False
     intercept = 0.0
@@ -190,15 +201,18 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         if J > previous_J + inner_gap + 1e-12 * max(1.0, abs(previous_J)):
             warnings.warn(f"CCCP step {step}: the ramp objective rose from {previous_J:.10g} "
                           f"to {J:.10g}, more than the inner duality gap {inner_gap:.3g}; "
-                          "stopping", ConvergenceWarning, stacklevel=3)
+                          f"stopping at the lowest objective {best[0]:.10g}",
+                          ConvergenceWarning, stacklevel=3)
+            _, beta, mu, intercept, grad, chosen = best
             break
         previous_J = J
+        chosen = step
         if J < best[0]:
-            best = (J, beta, mu, intercept, grad.copy())    # grad is updated in place
+            best = (J, beta, mu, intercept, grad.copy(), step)  # grad is updated in place
         seen.add(np.packbits(mu > 0).tobytes())
         new_mu = outlier_weights(margins, C_i, s, slack=tol)
         if np.array_equal(new_mu, mu):
-            converged = True
+            converged = result.status == "optimal"
             break
         if np.packbits(new_mu > 0).tobytes() in seen:
             # In exact arithmetic J falls strictly until mu repeats itself;
@@ -209,7 +223,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
             warnings.warn(f"CCCP step {step}: the outliers return to an earlier set (a cycle "
                           f"at tol={tol:g}); ending at the lowest objective {best[0]:.10g}",
                           ConvergenceWarning, stacklevel=3)
-            _, beta, mu, intercept, grad = best
+            _, beta, mu, intercept, grad, chosen = best
             break
         if step + 1 == max_outer:
             warnings.warn(f"CCCP did not converge in max_outer={max_outer} steps",
@@ -244,7 +258,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                else " (the hinge optimum itself)")
         warnings.warn(f"CCCP ended with w = 0{why}: the model is constant", UserWarning,
                       stacklevel=3)
-    return beta, mu, intercept, trace, converged
+    return beta, mu, intercept, trace, converged, chosen
 
 
 def _check_s(s):
@@ -270,7 +284,9 @@ def _build(X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_
     return X, classes, signs, hi_unit, params, tol, max_iter
 
 
-def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace):
+def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace, step):
+    """The BinaryModel of CCCP's step ``step`` (its objective_ is that
+    step's ramp objective J, its status_ that step's inner solve's)."""
     coef = signs * (beta - mu)
     support = np.flatnonzero(coef != 0)
     sv = np.empty((0, 0)) if params["kernel"] == "precomputed" else X[support]
@@ -278,10 +294,10 @@ def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace):
         classes=classes, kernel=params["kernel"], gamma=params["gamma"],
         coef0=params["coef0"], degree=params["degree"], C=C, fit_intercept=True,
         support=support, support_vectors=sv, dual_coef=coef[support], intercept=intercept,
-        alpha=coef, objective=trace[-1]["objective"], duality_gap=np.nan,
+        alpha=coef, objective=trace[step]["objective"], duality_gap=np.nan,
         n_iter=int(sum(step["n_iter"] for step in trace)),
-        # the last inner solve's: "max_iter" if it stopped short of tol
-        status=trace[-1]["status"],
+        # that inner solve's: "max_iter" if it stopped short of tol
+        status=trace[step]["status"],
         n_features=X.shape[1])
 
 
@@ -329,11 +345,11 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     C = check_C_grid(C)[0]
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_ramp_screening(screening, problem)
-    beta, mu, intercept, trace, converged = cccp(
+    beta, mu, intercept, trace, converged, step = cccp(
         problem, C, s, screening=rule, tol=tol, shrinking=shrinking, max_iter=max_iter,
         max_outer=max_outer, progress=_step_printer(C) if verbose else None)
-    model = _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace)
-    return RampResult(model, trace, converged, mu)
+    model = _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace, step)
+    return RampResult(model, trace, converged, mu, step)
 
 
 def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degree=3,
@@ -366,11 +382,11 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     progress, close = _progress_printer(verbose, len(grid), "ramp path")
 
     def run_cccp(t, C_t, alpha, grad):
-        beta, mu, intercept, trace, converged = cccp(
+        beta, mu, intercept, trace, converged, step = cccp(
             problem, C_t, s, screening=ramp_rule, tol=tol, shrinking=shrinking,
             max_iter=max_iter, max_outer=max_outer, beta0=alpha, grad0=grad)
-        model = _ramp_model(X, classes, signs, beta, mu, intercept, C_t, params, trace)
-        results.append(RampResult(model, trace, converged, mu))
+        model = _ramp_model(X, classes, signs, beta, mu, intercept, C_t, params, trace, step)
+        results.append(RampResult(model, trace, converged, mu, step))
         if progress is not None:
             progress(t + 1, C_t)
 

@@ -243,6 +243,42 @@ def test_cccp_cycle_ends_at_its_lowest_objective():
     assert J == pytest.approx(result.objective.min(), rel=1e-9)
 
 
+def test_rise_of_the_objective_returns_the_lowest_step():
+    """A rise of J beyond the inner gap (here a sigmoid kernel, where the
+    inner problems are not convex) stops the loop; the model was the
+    rejected step's, now the lowest step's, and its objective_ is that J."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), np.where(rng.random(40) < 0.5, -1.0, 1.0)
+    X += y[:, None]
+    with pytest.warns(svmscreen.ConvergenceWarning, match="objective rose"):
+        result = svmscreen.train_ramp(X, y, kernel="sigmoid", screening=None)
+    assert result.objective[-1] > result.objective.min()
+    assert result.model_step == int(np.argmin(result.objective))
+    assert result.model.objective_ == result.objective.min()
+    K = np.tanh(X @ X.T / 3.0)                    # gamma 1/d, coef0 0
+    margins = y * result.model.decision_function(X)
+    coef = np.zeros(40)
+    coef[result.model.support_] = result.model.dual_coef_.ravel()
+    J = 0.5 * float(coef @ K @ coef) + float(np.sum(ramp_loss(margins, 0.0)))
+    assert J == pytest.approx(result.objective.min(), rel=1e-9)
+
+
+def test_inner_solves_at_max_iter_are_not_a_converged_fixed_point():
+    """mu can stop changing between inner solves that all stopped at
+    max_iter: not a CCCP fixed point, so converged is False, and the
+    per-step status says why."""
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(40) < 0.5, -1.0, 1.0)
+    X = rng.normal(size=(40, 3)) + y[:, None]
+    with pytest.warns(svmscreen.ConvergenceWarning, match="max_iter"):
+        result = svmscreen.train_ramp(X, y, C=100.0, gamma=0.5, max_iter=1)
+    assert not result.converged
+    assert list(result.status) == ["max_iter"] * result.n_outer
+    done = svmscreen.train_ramp(X, y, C=100.0, gamma=0.5)
+    assert done.converged and set(done.status) == {"optimal"}
+    assert done.model_step == done.n_outer - 1
+
+
 def test_ties_at_s_give_zero_whatever_the_solver_noise():
     """The hinge optimum at C = 100 has w = 0, b = 1: every negative sits
     exactly at margin -1 = s, and the solver leaves them tol-level noise on
