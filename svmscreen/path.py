@@ -1041,6 +1041,13 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
                         f"{random_state!r}")
     if random_state < 0:
         raise ValueError(f"random_state must be >= 0 (the folds' seed), got {random_state!r}")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
+                               or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None or a nonzero integer (as joblib), got {n_jobs!r}")
+    if grid not in ("log", "epsilon"):
+        raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
+    if grid == "epsilon" and C is not None:
+        raise ValueError("grid='epsilon' chooses its own values of C: give C_range, not C")
     if isinstance(gamma, (list, tuple)) or np.ndim(gamma) > 0:
         gammas = list(gamma)
         if not gammas:
@@ -1086,14 +1093,12 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         C_grid = check_C_grid(C)
     elif grid == "log":
         C_grid = log_grid(C_range, n_C)
-    elif grid == "epsilon":
+    else:
         if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) \
                 or not EPSILON_MIN <= epsilon < 1:
             raise ValueError(f"epsilon must be in [{EPSILON_MIN:g}, 1), got {epsilon!r}")
         C_grid = np.array([check_C_range(C_range)[0]])
         epsilon_path = True
-    else:
-        raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
     held_weight = None if sample_weight is None else check_sample_weight(sample_weight, y.size)
     splits = None if cv is None else cv_splits(cv, y, random_state, hi_unit, held_weight)
     fold_units = None if splits is None else fold_bounds(y, classes, class_weight,
