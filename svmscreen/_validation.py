@@ -51,6 +51,10 @@ def check_X(X, name="X", precomputed=False):
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"{name} is empty: shape {X.shape}")
+        if X.shape[1] > INT_MAX or X.nnz > INT_MAX:
+            raise ValueError(f"{name} has {X.shape[1]} columns and {X.nnz} nonzeros: sparse "
+                             f"data is indexed with C ints, at most {INT_MAX} of each (as "
+                             "LIBSVM's feature indices)")
         X = canonical_csr(X, name)
         data = np.asarray(X.data, dtype=np.float64)
         if not np.all(np.isfinite(data)):

@@ -104,7 +104,10 @@ class ScreeningData:
         if (isinstance(centre_sample, bool) or not isinstance(centre_sample, numbers.Integral)
                 or centre_sample < 1):
             raise ValueError(f"centre_sample must be a positive integer, got {centre_sample!r}")
-        self.X = X
+        self.linear = kernel == "linear"
+        # The linear form's w and centre are d-vectors: on the columns in
+        # use they cost O(nnz), not O(d) (hashed features, an index at 2e9)
+        self.X = _columns_in_use(X) if self.linear and sp.issparse(X) else X
         self.y = y
         self.n = y.shape[0]
         self.kernel_name = kernel
@@ -117,7 +120,6 @@ class ScreeningData:
             raise ValueError(f"X has {self.kernel.n_samples} samples, y has {self.n}")
         self.fit_intercept = check_flag(fit_intercept, "fit_intercept")
         self.centre = check_flag(centre, "centre") and self.fit_intercept
-        self.linear = kernel == "linear"
         self.kernel_diag = self.kernel.diagonal()
         self.norms = np.sqrt(np.maximum(self.kernel_diag, 0.0))      # ||phi_i|| = ||z_i||
         # >= |K_ij|, and the unit of the rules' round-off allowances
@@ -304,6 +306,17 @@ class ScreeningData:
             self.y, self.norms, centred_norms, centre_index, self.fit_intercept,
             self.roundoff_scale, tau, rule == "it", add_columns,
             self.X if self.linear else None, -1 if budget is None else int(budget))
+
+
+def _columns_in_use(X):
+    """CSR X with its columns renumbered to those that hold a nonzero, in
+    order: X'v, X w and ||x_i - c|| are the same on those columns alone
+    (a dropped column adds exact zeros to each sum)."""
+    used = np.unique(X.indices)
+    if used.size == X.shape[1]:
+        return X
+    indices = np.searchsorted(used, X.indices).astype(np.int32)
+    return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], max(used.size, 1)))
 
 
 class ShatState:

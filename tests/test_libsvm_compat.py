@@ -462,6 +462,26 @@ def test_prediction_memory_follows_nonzeros_not_the_largest_index():
         np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-12, atol=1e-12)
 
 
+def test_csr_wider_than_a_c_int_trains_as_libsvm():
+    """libsvm's binding takes a CSR over 2**31 - 1 columns whose used
+    indices fit its C ints (n, and so gamma, from the width); ours ended
+    in Cython's 'Buffer dtype mismatch'.  An index beyond a C int is an
+    error naming x."""
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=40)
+    y = np.where(v[::2] > 0, 1.0, -1.0)
+    rows, cols = np.repeat(np.arange(20), 2), np.tile([5, 6], 20)
+    X = sp.csr_matrix((v, (rows, cols)), shape=(20, 2 ** 31 + 10))
+    m_lib, m_ours = official.svm_train(y, X, "-q"), ours.svm_train(y, X, "-q")
+    assert m_ours.param.gamma == m_lib.param.gamma
+    assert m_ours.get_nr_sv() == m_lib.get_nr_sv()
+    p_lib, p_ours = official.svm_predict(y, X, m_lib, "-q"), ours.svm_predict(y, X, m_ours, "-q")
+    np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-9)
+    X = sp.csr_matrix((v, (rows, cols + 2 ** 31 - 2)), shape=(20, 2 ** 31 + 10))
+    with pytest.raises(ValueError, match="x: feature index 2147483653 is beyond a C int"):
+        ours.svm_train(y, X, "-q")
+
+
 @pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")
 def test_epsilon_svr_and_one_class_probability_and_cross_validation(data_root, capsys):
     """-b 1: epsilon-SVR's Laplace sigma from the same 5 folds, one-class's

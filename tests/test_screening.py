@@ -1072,3 +1072,38 @@ def test_screening_inputs_are_checked():
         screen(data, alpha, grad, 1.0, 1.5, "dvi", pairwise="no")
     with pytest.raises(TypeError, match="alpha_ref must be an array of real numbers"):
         screen(data, alpha.astype(str), grad, 1.0, 1.5, "dvi")
+
+
+@pytest.mark.parametrize("rule", ["dvi", "it", "essnsv"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_linear_rules_on_wide_csr_cost_the_nonzeros_not_the_width(rule, fit_intercept):
+    """Hashed features: 40 samples, a few nonzeros each, one feature at
+    index 2e7.  The linear form's centre (intercept) and IT's explicit w
+    were dense 2e7-vectors (160 MB each; at index 2e9, a MemoryError);
+    they now live on the columns in use, with the same screening."""
+    import tracemalloc
+
+    from svmscreen import train_path
+    rng = np.random.default_rng(3)
+    n, width = 40, 20_000_001
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    rows = np.repeat(np.arange(n), 3)
+    cols = np.concatenate([[0, 1, 2]] * (n - 1) + [[0, 1, width - 1]])
+    vals = rng.normal(size=3 * n) + 0.8 * np.repeat(y, 3)
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, width))
+    data = ScreeningData(X, y, kernel="linear", fit_intercept=fit_intercept)
+    assert data.X.shape == (n, 4)
+    np.testing.assert_array_equal(data.weight_vector(np.ones(n)),
+                                  (X.T @ y)[[0, 1, 2, width - 1]])
+    options = dict(C_range=(1e-2, 10.0), n_C=8, kernel="linear", tol=1e-6,
+                   fit_intercept=fit_intercept)
+    tracemalloc.start()
+    try:
+        screened = train_path(X, y, screening=rule, **options)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20e6
+    plain = train_path(X, y, screening=None, **options)
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-6)
+    assert screened.put_back.sum() == 0

@@ -369,3 +369,19 @@ def test_model_pickles_and_keeps_its_gap():
     clone = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(clone.decision_function(X), model.decision_function(X))
     assert clone.duality_gap_ == model.duality_gap_ >= 0.0
+
+
+def test_csr_wider_than_a_c_int_is_a_clear_error():
+    """scipy keeps int64 indices for a matrix over 2**31 - 1 columns, and
+    the kernels' int buffers refused it with Cython's 'Buffer dtype
+    mismatch'.  Now a ValueError that names X and the limit, at every
+    entry point that validates X."""
+    from svmscreen.estimators import SVC
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(20) < 0.5, -1.0, 1.0)
+    X = sp.csr_matrix((rng.normal(size=40), (np.repeat(np.arange(20), 2), np.tile([5, 6], 20))),
+                      shape=(20, 2 ** 31 + 10))
+    for train in (lambda: fit_binary(X, y), lambda: svmscreen.train_path(X, y, n_C=2),
+                  lambda: svmscreen.train_ramp(X, y), lambda: SVC().fit(X, y)):
+        with pytest.raises(ValueError, match="X has 2147483658 columns.*C ints"):
+            train()

@@ -318,6 +318,14 @@ def as_index_csr(x, isKernel=False, name="x"):
         X = sp.csr_matrix(x, dtype=np.float64, copy=True)
         X.sum_duplicates()          # also sorts the indices (of our copy)
         n = X.shape[1]              # as libsvm's csr_to_problem
+        if n > 2 ** 31 - 1:
+            # libsvm's feature indices (column + 1) are C ints; the matrix's
+            # width beyond its last used column carries nothing but n
+            last = int(X.indices.max()) if X.nnz else -1
+            if last + 1 > 2 ** 31 - 1:
+                raise ValueError(f"{name}: feature index {last + 1} is beyond a C int")
+            X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr),
+                              shape=(X.shape[0], last + 1))
     elif isinstance(x, np.ndarray):
         if x.ndim != 2:
             raise ValueError(f"{name} must be 2-D when given as an ndarray, got shape {x.shape}")
