@@ -18,6 +18,10 @@ from svmscreen.path import (PathResult, _parallel, _sequential, fold_params, hel
                             kernel_blocks, path_coefficients, subset_path)
 
 
+# Memory of the held-out decision values a CV fold holds at once
+DECISION_BLOCK_BYTES = 1 << 26
+
+
 def pair_votes(dec, n_classes, ties_to_first=False):
     """Votes of one-vs-one decision values: column ``pair`` is the pair
     (i, j) of ``class_pairs`` (i < j, LIBSVM's order); dec > 0 votes for i,
@@ -249,13 +253,22 @@ def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options,
                                        path_options, label))
     support = np.unique(np.concatenate([path[0] for path in paths]))
     held_rows = np.flatnonzero(held)
-    dec = np.empty((held_rows.size, len(pairs), len(grid)))
-    dec[:] = np.array([path[2] for path in paths])
+    intercepts = np.array([path[2] for path in paths])           # (pairs, C)
     columns = [np.searchsorted(support, path[0]) for path in paths]
-    if support.size:
-        for start, stop, K in kernel_blocks(X, held_rows, support, params):
-            for pair, (_, coef, _) in enumerate(paths):
-                dec[start:stop, pair] += K[:, columns[pair]] @ coef
-    votes = np.column_stack([np.argmax(pair_votes(dec[:, :, t], n_classes), axis=1)
-                             for t in range(len(grid))])
+    votes = np.empty((held_rows.size, len(grid)), dtype=np.intp)
+    # The decision values of a block of held rows at a time: all of them at
+    # once took held x pairs x C doubles (1 GB at 40 classes, 800 held
+    # rows and 200 C)
+    step = max(1, DECISION_BLOCK_BYTES // (8 * len(pairs) * len(grid)))
+    for first in range(0, held_rows.size, step):
+        rows = held_rows[first:first + step]
+        dec = np.empty((rows.size, len(pairs), len(grid)))
+        dec[:] = intercepts
+        if support.size:
+            for start, stop, K in kernel_blocks(X, rows, support, params):
+                for pair, (_, coef, _) in enumerate(paths):
+                    dec[start:stop, pair] += K[:, columns[pair]] @ coef
+        for t in range(len(grid)):
+            votes[first:first + rows.size, t] = np.argmax(pair_votes(dec[:, :, t], n_classes),
+                                                          axis=1)
     return held_accuracy(votes == y_index[held][:, None], held, held_weight)

@@ -363,6 +363,7 @@ def test_inputs_not_modified():
     (dict(grid="cubic", C=[1.0, 2.0]), ValueError, "grid"),
     (dict(n_jobs=0), ValueError, "n_jobs"),
     (dict(n_jobs=1.5), ValueError, "n_jobs"),
+    (dict(n_jobs=10 ** 12, cv=3), ValueError, "n_jobs"),
     (dict(cv=1), ValueError, "cv"),
     (dict(cv=500), ValueError, "smallest class"),
     (dict(screening="magic"), ValueError, "screening"),
@@ -465,6 +466,19 @@ def test_one_vs_one_path_reports_status():
     assert path.status.tolist() == ["max_iter"] * 3
     path = train_path(X, y, C=[0.1, 1.0, 10.0])
     assert path.status.tolist() == ["optimal"] * 3
+
+
+def test_one_vs_one_cv_holds_its_decision_values_a_block_at_a_time(monkeypatch):
+    """A fold held all its decision values at once (held rows x pairs x C
+    doubles: 1 GB at 40 classes, 800 held rows, 200 C); now a block of
+    rows at a time, with the same accuracies whatever the block."""
+    from svmscreen import one_vs_one
+    X, y, _, _ = letter_classes(4, n_train=200)
+    whole = train_path(X, y, n_C=6, cv=3, keep="summary").cv_accuracy
+    # 6 pairs x 6 C x 8 bytes: blocks of 2 held rows
+    monkeypatch.setattr(one_vs_one, "DECISION_BLOCK_BYTES", 2 * 6 * 6 * 8)
+    np.testing.assert_array_equal(train_path(X, y, n_C=6, cv=3, keep="summary").cv_accuracy,
+                                  whole)
 
 
 def test_one_vs_one_path_is_the_pairs_binary_paths():
@@ -870,7 +884,7 @@ def test_extrapolated_start_is_the_optimum_while_the_sets_stay(seed, n, fit_inte
 def test_warm_start_keeps_bound_samples_exactly_at_the_bound(C_prev, scale, weights):
     """A sample at its bound at C_prev starts exactly at its bound at
     C = scale * C_prev (C_prev * scale can round one ulp below C)."""
-    from svmscreen.path import extrapolated_start, snap_to_upper, warm_start
+    from svmscreen.path import snap_to_upper, warm_start
     hi_unit = np.array(weights)
     C = C_prev * scale
     hi_prev, hi = hi_unit * C_prev, hi_unit * C
