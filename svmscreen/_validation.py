@@ -19,7 +19,9 @@ INT64_MAX = 2 ** 63 - 1
 
 
 class ConvergenceWarning(UserWarning):
-    """The solver stopped at max_iter before reaching the tolerance."""
+    """The solver stopped at max_iter before reaching the tolerance; or
+    CCCP (``train_ramp``) stopped short of a fixed point: at max_outer, on
+    a rise of the ramp objective, or on a cycle of outlier sets."""
 
 
 def _as_array(value, name):

@@ -11,7 +11,9 @@
   binary.
 
 They work in pipelines, ``GridSearchCV`` and ``clone``, and pass
-scikit-learn's ``check_estimator`` (tests/test_estimators.py).  This module
+scikit-learn's ``check_estimator`` (tests/test_estimators.py) except its two
+sample-weight-equivalence checks for ``SVC`` and ``SVCPathCV``, which
+scikit-learn's own ``SVC`` is also expected to fail.  This module
 imports scikit-learn (>= 1.6), which the rest of svmscreen does not need:
 ``pip install "svmscreen[sklearn]"``.
 """
@@ -443,7 +445,8 @@ class _BinaryModelClassifier(_Estimator):
     (BinaryModel, or an SVC fitted on the class indices) that predicts."""
 
     def decision_function(self, X):
-        """f(x); f > 0 predicts ``classes_[1]``."""
+        """f(x), f > 0 predicting ``classes_[1]``; for more classes
+        (``SVCPathCV``), the refit ``SVC``'s (its decision_function_shape)."""
         X = _check_X(self, X)
         return self.model_.decision_function(X)
 

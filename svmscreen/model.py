@@ -47,7 +47,9 @@ class BinaryModel:
     intercept_ : float
         b = -rho, or 0 for a bias-free model.
     alpha_ : ndarray
-        The full dual solution, one value per training sample.
+        The full dual solution, one value per training sample; for a
+        ramp-loss model, the signed coefficients y_j (beta_j - mu_j) of
+        every sample (``dual_coef_`` is then ``alpha_[support_]``).
     objective_ : float
         The dual objective in LIBSVM's (minimisation) form, 1/2 a'Qa - sum a;
         for a ramp-loss model (``train_ramp``), the ramp objective J(w, b)
@@ -57,6 +59,9 @@ class BinaryModel:
         nan for a ramp-loss model (a non-convex problem).
     n_iter_ : int
     status_ : {"optimal", "max_iter"}
+    n_features_in_ : int
+    n_support_ : int
+        Number of support vectors (a property).
     kernel, gamma, coef0, degree, C, fit_intercept
         The parameters of the fit.
     """

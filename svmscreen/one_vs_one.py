@@ -59,6 +59,8 @@ class OneVsOneModel:
         Their rows (for a precomputed kernel, empty: only indices are kept).
     n_train : int
         The number of training samples.
+    n_support_ : int
+        len(support_) (a property; LIBSVM's total nSV).
     """
 
     def __init__(self, classes, pairs, models, rows, n_train):
@@ -143,6 +145,7 @@ class OneVsOnePath(PathResult):
     alphas : None (see ``pair_paths``).
     cv_accuracy : ndarray of shape (n_folds, n_C) or None
         Of the one-vs-one vote.
+    C, classes_, gamma : the grid, the class labels, the kernel's gamma.
     """
 
     SUMMED = ("objective", "duality_gap", "n_zero", "n_bound", "screened_zero",

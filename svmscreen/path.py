@@ -230,6 +230,16 @@ class PathResult:
     alphas : list of ndarray or None
         The solutions, with ``keep="all"``.
     cv_accuracy : ndarray of shape (n_folds, n_C) or None
+    screening_rate, cv_mean, cv_std : ndarray (properties)
+        (|R'| + |L'|) / n_variables, and the CV accuracy's mean and std over
+        the folds, per C.
+    best_index, best_C, best_model : properties
+        The C of the best mean CV accuracy, and its model on all data.
+    n_variables : int
+        The dual variables of the problem (training samples).
+    classes_ : ndarray
+    gamma : float
+        The kernel's gamma (resolved from "scale" or None).
     """
 
     FIELDS = ("C", "objective", "duality_gap", "intercept", "n_sv", "n_zero", "n_bound",

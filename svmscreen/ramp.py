@@ -362,7 +362,9 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     CCCP's first step at C is the hinge SVM at C, so the hinge solutions come
     from the warm-started, screened path of ``train_path`` and each CCCP
     loop starts from there (its first step then needs no iteration).  The
-    results equal independent ``train_ramp`` calls.
+    results equal independent ``train_ramp`` calls to the tolerance: the
+    same CCCP steps and outlier sets, solutions within tol (the warm starts
+    differ).
 
     Returns
     -------

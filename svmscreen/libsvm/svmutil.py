@@ -9,9 +9,12 @@ printed messages.
 
 Differences from libsvm's binding, all deliberate:
 
-* feature index 0 outside a precomputed kernel is refused with an error
-  naming the line (LIBSVM's documented indices start at 1; it accepts 0
-  unchecked), in data and in model files;
+* feature index 0 outside a precomputed kernel is refused (LIBSVM's
+  documented indices start at 1; it accepts 0 unchecked), with an error
+  naming the row (``x[i]``) of list or dict data, or the line of a data
+  file (the commands) or model file.  A CSR matrix has no index 0 to
+  refuse: ``svm_read_problem(..., return_scipy=True)`` of a file with
+  ``0:`` gives 0-based columns, as libsvm's;
 * ``svm_read_problem`` refuses, naming the line, what LIBSVM's format
   forbids or its C reader cannot hold and libsvm's Python reader lets
   through: indices not ascending or repeated, beyond a C int, values that
