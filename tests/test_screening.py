@@ -703,6 +703,29 @@ def test_weighted_count_equals_unweighted_for_equal_boxes(seed, n, spread):
         _rules.intercept_interval(lo, hi, y, weight, False)
 
 
+@settings(max_examples=examples(100), deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 40), st.floats(0.0, 2.0),
+       st.sampled_from(["equal", "classes", "random"]), st.floats(-3.0, 3.0))
+def test_count_interval_never_inverts(seed, n, spread, boxes, target):
+    """docs/screening.md sec. 6.6: for any consistent score bounds
+    (score_lo <= score_hi) the count gives b_lo <= b_hi, weighted or not,
+    with a right-hand side (CCCP's y'mu) or not: an inverted interval
+    could only come from an empty region, so the rules need no check."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    centre = np.round(rng.normal(size=n), 1)           # ties on purpose
+    lo = centre - spread * rng.random(n)
+    hi = centre + spread * rng.random(n)
+    weight = {"equal": np.full(n, 0.7), "classes": np.where(y > 0, 0.3, 2.9),
+              "random": rng.uniform(1e-3, 10.0, n)}[boxes]
+    rhs = target * weight.mean()                        # a sum of C_i in size
+    for weighted, t in ((False, 0.0), (True, 0.0), (True, rhs)):
+        if boxes != "equal" and not weighted:
+            continue
+        b_lo, b_hi = _rules.intercept_interval(lo, hi, y, weight, weighted, t)
+        assert not b_lo > b_hi
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(problems, log_c, st.integers(1, 3))
 def test_weighted_count_contains_optimal_intercepts(problem, log_c_val, weight_choice):
