@@ -15,10 +15,10 @@ import numpy as np
 from svmscreen import _rules
 from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix
-from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_overflow,
-                                   check_flag, check_labels, check_parameters,
-                                   check_precomputed, check_sample_weight, check_X,
-                                   INT_MAX, class_bounds, is_balanced, resolve_gamma)
+from svmscreen._validation import (INT_MAX, ConvergenceWarning, binary_signs,
+                                   check_box_overflow, check_flag, check_labels,
+                                   check_parameters, check_precomputed, check_sample_weight,
+                                   check_X, class_bounds, is_balanced, resolve_gamma)
 from svmscreen.dense_qp import repair_equality
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_of

@@ -284,8 +284,8 @@ def _build(X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_
     return X, classes, signs, hi_unit, params, tol, max_iter
 
 
-def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace, step):
-    """The BinaryModel of CCCP's step ``step`` (its objective_ is that
+def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace, model_step):
+    """The BinaryModel of CCCP's step ``model_step`` (its objective_ is that
     step's ramp objective J, its status_ that step's inner solve's)."""
     coef = signs * (beta - mu)
     support = np.flatnonzero(coef != 0)
@@ -294,10 +294,10 @@ def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace, step):
         classes=classes, kernel=params["kernel"], gamma=params["gamma"],
         coef0=params["coef0"], degree=params["degree"], C=C, fit_intercept=True,
         support=support, support_vectors=sv, dual_coef=coef[support], intercept=intercept,
-        alpha=coef, objective=trace[step]["objective"], duality_gap=np.nan,
+        alpha=coef, objective=trace[model_step]["objective"], duality_gap=np.nan,
         n_iter=int(sum(step["n_iter"] for step in trace)),
         # that inner solve's: "max_iter" if it stopped short of tol
-        status=trace[step]["status"],
+        status=trace[model_step]["status"],
         n_features=X.shape[1])
 
 

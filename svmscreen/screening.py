@@ -30,7 +30,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from svmscreen._kernels import Kernel
+from svmscreen._kernels import Kernel, _keep_columns
 from svmscreen._validation import (_positive, check_flag, check_parameters, check_precomputed,
                                    check_X, resolve_gamma)
 from svmscreen import _rules
@@ -309,14 +309,13 @@ class ScreeningData:
 
 
 def _columns_in_use(X):
-    """CSR X with its columns renumbered to those that hold a nonzero, in
-    order: X'v, X w and ||x_i - c|| are the same on those columns alone
-    (a dropped column adds exact zeros to each sum)."""
+    """CSR X on the columns that hold a nonzero (``_keep_columns``, as the
+    kernels do for wide data): X'v, X w and ||x_i - c|| are the same on
+    those columns alone (a dropped column adds exact zeros to each sum)."""
     used = np.unique(X.indices)
     if used.size == X.shape[1]:
         return X
-    indices = np.searchsorted(used, X.indices).astype(np.int32)
-    return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], max(used.size, 1)))
+    return _keep_columns(X, used)
 
 
 class ShatState:
