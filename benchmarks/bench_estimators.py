@@ -20,7 +20,9 @@ import argparse
 import os
 import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+# one thread for every arm: libsvm-official is built with OpenMP, and a
+# shell's OMP_NUM_THREADS=2 made its arm run on two (the cpu clock counts one)
+os.environ["OMP_NUM_THREADS"] = "1"
 
 import numpy as np  # noqa: E402
 from sklearn import svm  # noqa: E402
