@@ -57,6 +57,10 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
     n_iter = result.n_iter
     work = [result.work_select, result.work_reconstruct, result.work_gbar]
     n_frozen = int(result.frozen.sum())
+    # the screening of the first round (the rounds after a put-back screen
+    # nothing): its counts are the solve's
+    screened = (result.start_frozen_lower, result.start_frozen_upper, result.n_screens,
+                result.screen_seconds)
     fixed = fixed | result.frozen
     n_put_back = 0
     while fixed.any() and result.status == "optimal":
@@ -65,8 +69,10 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
             break
         n_put_back += int(bad.sum())
         fixed &= ~bad
+        # max_iter bounds the whole screened solve, not each round
         result = solve(Q, p, lo, hi, result.alpha, y=y, fixed=fixed, grad0=result.grad,
-                       tol=tol, shrinking=shrinking, max_iter=max_iter,
+                       tol=tol, shrinking=shrinking,
+                       max_iter=None if max_iter is None else max(max_iter - n_iter, 1),
                        first_shrink=first_shrink)
         n_iter += result.n_iter
         work[0] += result.work_select
@@ -75,4 +81,6 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
     result.n_iter = n_iter
     result.work_select, result.work_reconstruct, result.work_gbar = work
     result.n_frozen = n_frozen
+    (result.start_frozen_lower, result.start_frozen_upper, result.n_screens,
+     result.screen_seconds) = screened
     return result, n_put_back

@@ -279,6 +279,23 @@ def test_inner_solves_at_max_iter_are_not_a_converged_fixed_point():
     assert done.model_step == done.n_outer - 1
 
 
+def test_screening_counters_survive_a_put_back():
+    """On an indefinite precomputed kernel (taken to be PSD) the KKT check
+    puts back a sample fixed at the warm start; the step's counters were
+    the unscreened re-solve's: screened_bound 0, frozen 1, n_screens 0."""
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(60) < 0.5, -1.0, 1.0)
+    X = rng.normal(size=(60, 3)) + y[:, None]
+    K = np.tanh(0.5 * X @ X.T - 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = svmscreen.train_ramp(K, y, C=10.0, kernel="precomputed", tol=1e-6)
+    step = int(np.flatnonzero(result.put_back)[0])
+    assert result.screened_zero[step] + result.screened_bound[step] >= result.put_back[step]
+    assert np.all(result.frozen >= 0)
+    assert np.all(result.n_screens >= 1) and np.all(result.screen_seconds > 0)
+
+
 def test_ties_at_s_give_zero_whatever_the_solver_noise():
     """The hinge optimum at C = 100 has w = 0, b = 1: every negative sits
     exactly at margin -1 = s, and the solver leaves them tol-level noise on
