@@ -18,6 +18,11 @@ INT_MAX = 2 ** 31 - 1           # the Cython core's int (degree) and long long (
 INT64_MAX = 2 ** 63 - 1
 
 
+def fits_c_int(value):
+    """Whether C's int holds ``value`` (svm.h's fields, LIBSVM's indices)."""
+    return -INT_MAX - 1 <= value <= INT_MAX
+
+
 class ConvergenceWarning(UserWarning):
     """The solver stopped at max_iter before reaching the tolerance; or
     CCCP (``train_ramp``) stopped short of a fixed point: at max_outer, on

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from svmscreen._kernels import Kernel, compute_layout, cross_kernel
 from svmscreen._solver import QMatrix, solve
+from svmscreen._validation import INT_MAX
 from svmscreen.libsvm._rand import default_generator
 from svmscreen.libsvm.svm import (C_SVC, EPSILON_SVR, KERNEL_CODE_NAMES, NU_SVC, NU_SVR,
                                   ONE_CLASS, PRECOMPUTED, c_number, print_stdout, svm_model)
@@ -50,7 +51,6 @@ MIN_PROB = 1e-7              # pairwise probabilities are clipped to [MIN_PROB, 
 PROBABILITY_FOLDS = 5        # svm_binary_svc_probability's internal CV
 DENSE_SV_BYTES = 256 << 20   # densify the SVs for prediction below this size
 BLOCK_VALUES = 1 << 22       # kernel values per prediction block
-INT_MAX = 2 ** 31 - 1
 
 
 # ------------------------------------------------------------ parameters

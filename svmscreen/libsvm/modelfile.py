@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._files import atomic_output
+from svmscreen._validation import INT_MAX, fits_c_int
 from svmscreen.libsvm.svm import (C_SVC, KERNEL_TYPE_TABLE, NU_SVC, POLY, PRECOMPUTED, RBF,
                                   SIGMOID, SVM_TYPE_TABLE, c_number, svm_model,
                                   svm_parameter)
@@ -139,7 +140,7 @@ def _read_values(tokens, keyword, count, convert, detail):
         token, line = tokens.next(f"the {count} values of '{keyword}'")
         try:
             values.append(convert(token))
-            if convert is int and not -2**31 <= values[-1] < 2**31:
+            if convert is int and not fits_c_int(values[-1]):
                 raise ValueError        # a C int in svm.h
         except ValueError:
             raise tokens.error(line, f"'{keyword}' expects {count} {detail}, got {token!r} "
@@ -274,7 +275,7 @@ def load_model(path):
                     raise ValueError
                 index = int(index_text)
                 value = float(value_text)
-                if index >= 2**31:
+                if index > INT_MAX:
                     raise ValueError    # svm_node.index is a C int
             except ValueError:
                 raise tokens.error(line_number, f"bad feature {token!r} (expected "

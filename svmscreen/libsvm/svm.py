@@ -19,6 +19,8 @@ from enum import IntEnum
 import numpy as np
 import scipy.sparse as sp
 
+from svmscreen._validation import INT_MAX, fits_c_int
+
 __all__ = ["svm_problem", "svm_parameter", "svm_model", "svm_forms", "kernel_names",
            "print_null", "toPyModel", "C_SVC", "NU_SVC", "ONE_CLASS", "EPSILON_SVR",
            "NU_SVR", "LINEAR", "POLY", "RBF", "SIGMOID", "PRECOMPUTED"]
@@ -85,7 +87,7 @@ def _option_value(argv, i, option, convert):
     except (TypeError, ValueError):
         kind = "an integer" if convert is int else "a number"
         raise OptionError(f"option {option} needs {kind}, got {text!r}") from None
-    if convert is int and not -2**31 <= value < 2**31:
+    if convert is int and not fits_c_int(value):
         # the field is a C int (svm.h)
         raise OptionError(f"option {option} needs an integer that fits in a C int, "
                           f"got {text!r}")
@@ -303,7 +305,7 @@ def _rows_to_csr(x, isKernel, name):
     n_rows = len(indptr) - 1
     cols = np.asarray(indices, dtype=np.int64) - base
     width = max(max_index + 1 - base, 0)
-    if width >= 2 ** 31:
+    if width > INT_MAX:
         raise ValueError(f"{name}: feature index {max_index} is too large")
     X = sp.csr_matrix((np.asarray(data, dtype=np.float64), cols.astype(np.int32),
                        np.asarray(indptr, dtype=np.int64)), shape=(n_rows, width))
@@ -318,11 +320,11 @@ def as_index_csr(x, isKernel=False, name="x"):
         X = sp.csr_matrix(x, dtype=np.float64, copy=True)
         X.sum_duplicates()          # also sorts the indices (of our copy)
         n = X.shape[1]              # as libsvm's csr_to_problem
-        if n > 2 ** 31 - 1:
+        if n > INT_MAX:
             # libsvm's feature indices (column + 1) are C ints; the matrix's
             # width beyond its last used column carries nothing but n
             last = int(X.indices.max()) if X.nnz else -1
-            if last + 1 > 2 ** 31 - 1:
+            if last + 1 > INT_MAX:
                 raise ValueError(f"{name}: feature index {last + 1} is beyond a C int")
             X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr),
                               shape=(X.shape[0], last + 1))
@@ -349,7 +351,7 @@ def as_index_csr(x, isKernel=False, name="x"):
     else:
         raise TypeError(f"type of {name}: {type(x)} is not supported!")
     X.indices = X.indices.astype(np.int32, copy=False)
-    X.indptr = X.indptr.astype(np.int32 if X.nnz < 2 ** 31 else np.int64, copy=False)
+    X.indptr = X.indptr.astype(np.int32 if X.nnz <= INT_MAX else np.int64, copy=False)
     if not np.all(np.isfinite(X.data)):
         raise ValueError(f"{name} contains NaN or infinity")
     X.has_sorted_indices = True
