@@ -290,6 +290,15 @@ def class_bounds(y, classes, C, class_weight, sample_weight, rows=None):
     return hi
 
 
+def check_n_jobs(n_jobs):
+    """None or a nonzero integer, as joblib takes it (checked whether or
+    not there is parallel work: loky raised OverflowError on a huge one)."""
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
+                               or n_jobs == 0 or abs(n_jobs) > INT_MAX):
+        raise ValueError(f"n_jobs must be None or a nonzero integer (as joblib), got {n_jobs!r}")
+    return n_jobs
+
+
 def check_flag(value, name):
     """A bool (numpy's, or 0/1 as LIBSVM's -h): a string such as "False"
     must not switch a setting on by its truth value."""

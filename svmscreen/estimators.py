@@ -32,9 +32,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._kernels import cross_kernel
 from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_box_overflow,
-                                   check_flag, check_parameters, check_precomputed,
-                                   check_sample_weight, check_X, is_balanced, resolve_gamma,
-                                   warn_if_not_converged)
+                                   check_flag, check_n_jobs, check_parameters,
+                                   check_precomputed, check_sample_weight, check_X, is_balanced,
+                                   resolve_gamma, warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
@@ -594,6 +594,7 @@ class SVCPathCV(_BinaryModelClassifier):
         fold_weights = fold_bounds(y_index, np.arange(self.classes_.size), self.class_weight,
                                    sample_weight, weight, masks)
         # what train_path checks for the binary case
+        check_n_jobs(self.n_jobs)
         _, kernel, degree, coef0, tol, cache_size, _ = check_parameters(
             C=1.0, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
             cache_size=self.cache_size, max_iter=None)

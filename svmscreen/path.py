@@ -15,10 +15,10 @@ import numpy as np
 from svmscreen import _rules
 from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix
-from svmscreen._validation import (INT_MAX, ConvergenceWarning, binary_signs,
-                                   check_box_overflow, check_flag, check_labels,
-                                   check_parameters, check_precomputed, check_sample_weight,
-                                   check_X, class_bounds, is_balanced, resolve_gamma)
+from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_overflow,
+                                   check_flag, check_labels, check_n_jobs, check_parameters,
+                                   check_precomputed, check_sample_weight, check_X,
+                                   class_bounds, is_balanced, resolve_gamma)
 from svmscreen.dense_qp import repair_equality
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_of
@@ -1051,9 +1051,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
                         f"{random_state!r}")
     if random_state < 0:
         raise ValueError(f"random_state must be >= 0 (the folds' seed), got {random_state!r}")
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
-                               or n_jobs == 0 or abs(n_jobs) > INT_MAX):
-        raise ValueError(f"n_jobs must be None or a nonzero integer (as joblib), got {n_jobs!r}")
+    check_n_jobs(n_jobs)
     if grid not in ("log", "epsilon"):
         raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
     if grid == "epsilon" and C is not None:

@@ -300,6 +300,7 @@ def test_svc_bad_parameters_name_the_argument(params, match):
     (dict(cv=1), "n_splits=2 or more"),     # scikit-learn's check_cv
     (dict(class_weight={1: -1.0}), "class_weight for class 1 must be finite and >= 0"),
     (dict(gamma=[]), "gamma is an empty list"),
+    (dict(n_jobs=10 ** 12), "n_jobs"),      # the one-vs-one folds reached loky unchecked
 ])
 def test_svc_path_cv_bad_parameters_name_the_argument(n_classes, params, match):
     X, y = load_iris(return_X_y=True)
