@@ -24,8 +24,7 @@ import os
 import time
 import warnings
 
-# one thread for every arm: libsvm-official is built with OpenMP, and a
-# shell's OMP_NUM_THREADS=2 made its arm run on two (the cpu clock counts one)
+# one thread for every arm, whatever the shell says (as bench_path)
 os.environ["OMP_NUM_THREADS"] = "1"
 
 import numpy as np  # noqa: E402
