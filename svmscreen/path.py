@@ -410,7 +410,6 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     ahead = {}                      # grid index -> (result, put_back, solve seconds, drift)
     drift = 1.0                     # of grad's round-off (``warm_start``)
     options = dict(tol=tol, shrinking=shrinking, max_iter=max_iter)
-    warm_options = dict(options, first_shrink=WARM_FIRST_SHRINK)
     t = 0
     while True:
         if epsilon is None:
@@ -449,13 +448,13 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                     start = _clock()
                     result, put_back, end_drift = _solve_upper(
                         problem, screening, alpha, grad, C_prev, float(grid[end]),
-                        warm_options, drift)
+                        options, drift)
                     ahead[end] = (result, put_back, _clock() - start, end_drift)
             else:
                 # The epsilon grid's values are not known in advance: the
                 # optimum at C_max is an extra solve, and the rule's cost.
                 start = _clock()
-                _solve_upper(problem, screening, alpha, grad, C_prev, C_max, warm_options,
+                _solve_upper(problem, screening, alpha, grad, C_prev, C_max, options,
                              drift)
                 rule_seconds += _clock() - start
         if t in ahead:
@@ -472,7 +471,6 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                 rule_end = _clock()
                 rule_seconds += rule_end - solve_start
                 solve_start = rule_end
-            cold = _cold(alpha, C_prev, C)
             alpha0, grad0, drift = _path_start(problem, alpha, grad, C_prev, C, hi, before,
                                                drift)
             if alpha is not None and screening is not None:
@@ -482,7 +480,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                     n_screened_zero, n_screened_bound = counts
             result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
                                              grad0=grad0,
-                                             **(options if cold else warm_options))
+                                             **_solve_options(options, alpha, C_prev, C))
             solve_seconds = _clock() - solve_start
         if epsilon is not None:
             start = _clock()
@@ -547,6 +545,13 @@ def _cold(alpha, C_prev, C):
     return alpha is None or C > COLD_START_SCALE * C_prev
 
 
+def _solve_options(options, alpha, C_prev, C):
+    """The solver's options at C: LIBSVM's first shrinking round from 0, an
+    earlier one (WARM_FIRST_SHRINK) from a warm start."""
+    return options if _cold(alpha, C_prev, C) else dict(options,
+                                                         first_shrink=WARM_FIRST_SHRINK)
+
+
 def _path_start(problem, alpha, grad, C_prev, C, hi, before, drift):
     """The warm start at C from the previous optimum (alpha at C_prev;
     None: cold, as after a step beyond COLD_START_SCALE), extrapolated with
@@ -575,7 +580,8 @@ def _solve_upper(problem, screening, alpha, grad, C_prev, C_upper, options, drif
     alpha0, grad0, drift = _path_start(problem, alpha, grad, C_prev, C_upper, hi_upper, None,
                                        drift)
     result, put_back = solve_reduced(problem.Q, problem.p, problem.lo, hi_upper, alpha0,
-                                     y=problem.y, grad0=grad0, **options)
+                                     y=problem.y, grad0=grad0,
+                                     **_solve_options(options, alpha, C_prev, C_upper))
     screening.set_upper(result.alpha, result.grad, hi_upper)
     return result, put_back, drift
 
