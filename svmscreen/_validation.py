@@ -133,12 +133,18 @@ def check_labels(y, n_samples, name="y"):
     return labels
 
 
-def check_vector(value, n, name):
-    """A finite float64 copy of a length-n real vector."""
+def check_vector(value, n, name, *, scalar=False):
+    """A finite float64 copy of a real vector of length n (any length when n
+    is None; ``scalar``: a number is repeated n times)."""
     arr = as_real_array(value, name)
-    if arr.shape != (n,):
+    if n is None:
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    elif scalar and arr.ndim == 0:
+        arr = np.full(n, arr, dtype=np.float64)
+    elif arr.shape != (n,):
         raise ValueError(f"{name} must be a finite array of shape ({n},), got shape {arr.shape}")
-    arr = np.array(arr, dtype=np.float64)
+    arr = np.array(arr, dtype=np.float64, order="C")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be a finite array of shape ({n},): it contains "
                          "NaN or infinity")

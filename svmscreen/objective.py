@@ -16,6 +16,7 @@ Without the equality, b = 0.
 import numpy as np
 
 from svmscreen import _rules
+from svmscreen._validation import check_vector
 
 
 class Gap:
@@ -75,9 +76,9 @@ def duality_gap(alpha, grad, p, lo, hi, y=None):
         alpha outside [lo, hi], or y not in {-1, +1}: the gap of such a
         point would not bound anything.
     """
-    alpha = _real_vector(alpha, "alpha")
+    alpha = check_vector(alpha, None, "alpha")
     n = alpha.shape[0]
-    grad, p, lo, hi = (_real_vector(v, name, n) for v, name in
+    grad, p, lo, hi = (check_vector(v, n, name, scalar=True) for v, name in
                        ((grad, "grad"), (p, "p"), (lo, "lo"), (hi, "hi")))
     if np.any(lo > hi):
         raise ValueError("lo must be <= hi for every sample")
@@ -85,28 +86,12 @@ def duality_gap(alpha, grad, p, lo, hi, y=None):
     if np.any(alpha < lo - slack) or np.any(alpha > hi + slack):
         raise ValueError("alpha must be feasible: lo <= alpha <= hi")
     if y is not None:
-        y = _real_vector(y, "y", n)
+        if np.asarray(y).dtype == bool:
+            raise TypeError("y must hold the signs +1 and -1, got booleans")
+        y = check_vector(y, n, "y", scalar=True)
         if not np.all(np.abs(y) == 1.0):
             raise ValueError("y must hold the signs +1 and -1")
     return gap_of(alpha, grad, p, lo, hi, y)
-
-
-def _real_vector(value, name, n=None):
-    """value as a finite float64 vector (of length n; a scalar is repeated)."""
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got {value!r:.60}")
-    arr = arr.astype(np.float64)
-    if n is None:
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    elif arr.ndim == 0:
-        arr = np.full(n, float(arr))
-    elif arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) like alpha, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinity")
-    return arr
 
 
 def gap_of(alpha, grad, p, lo, hi, y=None):

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from svmscreen._kernels import Kernel, _keep_columns
 from svmscreen._validation import (_positive, check_flag, check_parameters, check_precomputed,
-                                   check_X, resolve_gamma)
+                                   check_vector, check_X, resolve_gamma)
 from svmscreen import _rules
 from svmscreen.objective import gap_of
 
@@ -390,19 +390,6 @@ def _box_ratio(hi, hi_ref, name="hi", name_ref="hi_ref"):
     return q
 
 
-def _real_vector(value, n, name):
-    """A finite float64 (n,) array (alpha, grad, p, coef of the rules)."""
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (it has nan or inf)")
-    return arr
-
-
 def _check_tau(tau):
     return _positive("tau", tau, allow_zero=True)
 
@@ -535,7 +522,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     n = data.n
-    alpha = _real_vector(alpha_ref, n, "alpha_ref")
+    alpha = check_vector(alpha_ref, n, "alpha_ref")
     hi_ref = _vector(hi_ref, n, "hi_ref")
     hi = _vector(hi, n, "hi")
     tau = _check_tau(tau)
@@ -545,7 +532,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         qa = data.q_times(alpha)
         grad = qa - 1.0
     else:
-        grad = _real_vector(grad_ref, n, "grad_ref")
+        grad = check_vector(grad_ref, n, "grad_ref")
         qa = grad + 1.0
     start = time.perf_counter()
     gap = gap_ref if gap_ref is not None else data.reference_gap(alpha, grad, hi_ref)
@@ -633,11 +620,11 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     """
     n = data.n
     y = data.y
-    alpha = _real_vector(alpha, n, "alpha")
-    grad = _real_vector(grad, n, "grad")
-    p = _real_vector(p, n, "p")
+    alpha = check_vector(alpha, n, "alpha")
+    grad = check_vector(grad, n, "grad")
+    p = check_vector(p, n, "p")
     hi = _as_vector(hi, n, "hi")
-    coef = alpha if coef is None else _real_vector(coef, n, "coef")
+    coef = alpha if coef is None else check_vector(coef, n, "coef")
     if isinstance(target, bool) or not isinstance(target, numbers.Real) \
             or not np.isfinite(target):
         raise ValueError(f"target must be a finite real number, got {target!r}")
@@ -772,10 +759,10 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
         _raise_box_error(hi, hi_b, n, "hi", "hi_b")
     if q_a < 1.0 - 1e-12 or q_b < 1.0 - 1e-12:
         raise ValueError("the domes need hi_a <= hi <= hi_b")
-    alpha_a = _real_vector(alpha_a, n, "alpha_a")
-    alpha_b = _real_vector(alpha_b, n, "alpha_b")
-    grad_a = data.q_times(alpha_a) - 1.0 if grad_a is None else _real_vector(grad_a, n, "grad_a")
-    grad_b = data.q_times(alpha_b) - 1.0 if grad_b is None else _real_vector(grad_b, n, "grad_b")
+    alpha_a = check_vector(alpha_a, n, "alpha_a")
+    alpha_b = check_vector(alpha_b, n, "alpha_b")
+    grad_a = data.q_times(alpha_a) - 1.0 if grad_a is None else check_vector(grad_a, n, "grad_a")
+    grad_b = data.q_times(alpha_b) - 1.0 if grad_b is None else check_vector(grad_b, n, "grad_b")
     tau = _check_tau(tau)
     exact_reference = check_flag(exact_reference, "exact_reference")
     start = time.perf_counter()

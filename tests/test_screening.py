@@ -1081,9 +1081,9 @@ def test_screening_inputs_are_checked():
     grad = Q @ alpha - 1
     bad = grad.copy()
     bad[0] = np.nan
-    with pytest.raises(ValueError, match="grad_ref must be finite"):
+    with pytest.raises(ValueError, match="grad_ref must be a finite array"):
         screen(data, alpha, bad, 1.0, 1.5, "it")
-    with pytest.raises(ValueError, match="grad must be finite"):
+    with pytest.raises(ValueError, match="grad must be a finite array"):
         screen_dynamic(data, alpha, bad, -np.ones(12), np.ones(12))
     with pytest.raises(ValueError, match="target must be"):
         screen_dynamic(data, alpha, grad, -np.ones(12), np.ones(12), target=np.nan)
@@ -1093,7 +1093,7 @@ def test_screening_inputs_are_checked():
         screen(data, alpha, grad, 1.0, "2", "dvi")
     with pytest.raises(TypeError, match="pairwise must be True or False"):
         screen(data, alpha, grad, 1.0, 1.5, "dvi", pairwise="no")
-    with pytest.raises(TypeError, match="alpha_ref must be an array of real numbers"):
+    with pytest.raises(TypeError, match="alpha_ref must hold real numbers"):
         screen(data, alpha.astype(str), grad, 1.0, 1.5, "dvi")
 
 
