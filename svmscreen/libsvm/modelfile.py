@@ -27,8 +27,11 @@ The reader takes the header as LIBSVM does, a stream of whitespace-separated
 keywords and values in any order up to ``SV`` (the lengths of rho, label,
 probA... come from ``nr_class``, which must come first), then one line per
 support vector.  Anything malformed raises ``ValueError`` naming the file
-and the line; so does a nan or an infinite number, which LIBSVM would read
-(as the data reader, ``load_svmlight_file``, refuses them).  Writing goes through a temporary file renamed at the end, so
+and the line; so does a nan or an infinite gamma, coef0 or support-vector
+value, which LIBSVM would read (the data reader, ``load_svmlight_file``,
+refuses them too).  rho, probA, probB and the coefficients may be nan:
+svm-train writes them so for a nu-SVC of conflicting points, as LIBSVM
+does.  Writing goes through a temporary file renamed at the end, so
 a failure never leaves a partial model file.
 """
 import math
@@ -137,8 +140,8 @@ class _Tokens:
 
 
 def _finite_float(token):
-    """float(token), refusing nan and inf: LIBSVM's strtod reads them, and a
-    model holding one predicts nan or one class for every input."""
+    """float(token), refusing nan and inf (gamma, coef0 and the support
+    vectors' values, which no training writes so: data files refuse them)."""
     value = float(token)
     if not math.isfinite(value):
         raise ValueError(f"{token!r} is not finite")
@@ -154,8 +157,8 @@ def _read_values(tokens, keyword, count, convert, detail):
             if convert is int and not fits_c_int(values[-1]):
                 raise ValueError        # a C int in svm.h
         except ValueError:
-            raise tokens.error(line, f"'{keyword}' expects {count} finite {detail}, got "
-                               f"{token!r} after {len(values)}") from None
+            raise tokens.error(line, f"'{keyword}' expects {count} {detail}, got {token!r} "
+                               f"after {len(values)}") from None
     return values
 
 
@@ -187,7 +190,7 @@ def _read_header(tokens):
                         raise tokens.error(line, f"nr_class {header[token]} disagrees with "
                                            f"'{dependent}' read before it")
         elif token in ("gamma", "coef0"):
-            header[token] = _read_values(tokens, token, 1, _finite_float, "number")[0]
+            header[token] = _read_values(tokens, token, 1, _finite_float, "finite number")[0]
         elif token in ("rho", "label", "probA", "probB", "nr_sv", "prob_density_marks"):
             if token == "prob_density_marks":
                 count = N_DENSITY_MARKS
@@ -201,8 +204,10 @@ def _read_header(tokens):
             integer = token in ("label", "nr_sv")
             detail = ("integers" if integer else "numbers") + (
                 f" (nr_class {header['nr_class']})" if token != "prob_density_marks" else "")
-            header[token] = _read_values(tokens, token, count,
-                                         int if integer else _finite_float, detail)
+            # rho, probA, probB can be nan: svm-train writes them so for a
+            # nu-SVC of conflicting points (LIBSVM too), and svm-predict reads them
+            header[token] = _read_values(tokens, token, count, int if integer else float,
+                                         detail)
         else:
             raise tokens.error(line, f"unknown text {token!r} in model file")
 
@@ -274,11 +279,11 @@ def load_model(path):
             raise tokens.error(line_number, f"expected {m} coefficients (nr_class - 1) before "
                                f"the features, found {found}")
         try:
-            coefs.append([_finite_float(token) for token in head])
+            # nan as rho (a nu-SVC of conflicting points)
+            coefs.append([float(token) for token in head])
         except ValueError:
-            bad = next(t for t in head if not _is_finite_float(t))
-            raise tokens.error(line_number, f"bad coefficient {bad!r} (expected a finite "
-                               "number)") from None
+            bad = next(t for t in head if not _is_float(t))
+            raise tokens.error(line_number, f"bad coefficient {bad!r}") from None
         previous = base - 1
         for token in parts[m:]:
             index_text, sep, value_text = token.partition(":")
@@ -331,9 +336,9 @@ def load_model(path):
     return model
 
 
-def _is_finite_float(token):
+def _is_float(token):
     try:
-        _finite_float(token)
+        float(token)
     except ValueError:
         return False
     return True
