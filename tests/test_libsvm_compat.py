@@ -978,6 +978,22 @@ def test_malformed_model_files_name_the_line(tmp_path, text, line, message):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.model", "data"]
 
 
+@pytest.mark.parametrize("options", ["-s 2 -n 1", "-w1 0", "-s 1 -b 1"])
+def test_model_files_with_infinite_or_nan_rho_load(tmp_path, options):
+    # rho inf (one-class -n 1, a class weight 0) and nan (nu-SVC of
+    # conflicting points) are what svm-train writes, as LIBSVM: they load back
+    x = [{1: 1.0}, {1: 1.0}, {1: 2.0}, {1: 2.0}] if "-s 1" in options else \
+        [{1: 1.0}, {1: -1.0}, {1: 2.0}, {1: -2.0}]
+    y = [1, -1, 1, -1]
+    model = ours.svm_train(y, x, options + " -q")
+    assert not np.isfinite(model.rho).all()
+    path = str(tmp_path / "m")
+    ours.svm_save_model(path, model)
+    loaded = ours.svm_load_model(path)
+    assert np.array_equal(loaded.rho, model.rho, equal_nan=True)
+    assert ours.svm_predict(y, x, loaded, "-q")[0] == ours.svm_predict(y, x, model, "-q")[0]
+
+
 def test_missing_model_file_returns_none(tmp_path, capsys):
     assert ours.svm_load_model(str(tmp_path / "nope.model")) is None
     assert "can't open model file" in capsys.readouterr().out

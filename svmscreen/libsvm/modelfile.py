@@ -29,9 +29,9 @@ probA... come from ``nr_class``, which must come first), then one line per
 support vector.  Anything malformed raises ``ValueError`` naming the file
 and the line; so does a nan or an infinite gamma, coef0 or support-vector
 value, which LIBSVM would read (the data reader, ``load_svmlight_file``,
-refuses them too).  rho, probA, probB and the coefficients may be nan:
-svm-train writes them so for a nu-SVC of conflicting points, as LIBSVM
-does.  Writing goes through a temporary file renamed at the end, so
+refuses them too).  rho, probA, probB and the coefficients may be nan or
+infinite: svm-train writes them so, as LIBSVM does (nan for a nu-SVC of
+conflicting points, rho inf for a one-class -n 1 or a class weight 0).  Writing goes through a temporary file renamed at the end, so
 a failure never leaves a partial model file.
 """
 import math
@@ -204,8 +204,8 @@ def _read_header(tokens):
             integer = token in ("label", "nr_sv")
             detail = ("integers" if integer else "numbers") + (
                 f" (nr_class {header['nr_class']})" if token != "prob_density_marks" else "")
-            # rho, probA, probB can be nan: svm-train writes them so for a
-            # nu-SVC of conflicting points (LIBSVM too), and svm-predict reads them
+            # rho, probA, probB can be nan or inf: svm-train writes them so,
+            # as LIBSVM (see the module's docstring), and svm-predict reads them
             header[token] = _read_values(tokens, token, count, int if integer else float,
                                          detail)
         else:
@@ -279,7 +279,7 @@ def load_model(path):
             raise tokens.error(line_number, f"expected {m} coefficients (nr_class - 1) before "
                                f"the features, found {found}")
         try:
-            # nan as rho (a nu-SVC of conflicting points)
+            # nan as rho can be (a nu-SVC of conflicting points)
             coefs.append([float(token) for token in head])
         except ValueError:
             bad = next(t for t in head if not _is_float(t))
