@@ -41,11 +41,38 @@ def add_kernel_options(parser):
 
 def _folds(text):
     """--cv: 0 (none) or at least 2 folds."""
-    folds = int(text)
+    try:
+        folds = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a number of folds, got {text!r}") from None
     if folds != 0 and folds < 2:
         raise argparse.ArgumentTypeError(f"needs 0 (no cross-validation) or at least 2 "
                                          f"folds, got {folds}")
     return folds
+
+
+def _positive_C(text):
+    """--C-min, --C-max: a positive, finite C."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"needs a positive, finite C, got {text!r}")
+    return value
+
+
+def _count_of_C(text):
+    """--n-C: a positive number of C values, within what an array can hold."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a positive integer, got {text!r}") from None
+    if count <= 0:
+        raise argparse.ArgumentTypeError(f"needs a positive integer, got {text!r}")
+    if count > sys.maxsize:
+        raise argparse.ArgumentTypeError(f"{text} is more values than an array can hold")
+    return count
 
 
 def build_parser():
@@ -54,9 +81,9 @@ def build_parser():
     path = sub.add_parser("path", help="the regularization path over C, with screening")
     path.add_argument("file")
     add_kernel_options(path)
-    path.add_argument("--C-min", type=float, default=1e-2)
-    path.add_argument("--C-max", type=float, default=1e3)
-    path.add_argument("--n-C", type=int, default=50)
+    path.add_argument("--C-min", type=_positive_C, default=1e-2)
+    path.add_argument("--C-max", type=_positive_C, default=1e3)
+    path.add_argument("--n-C", type=_count_of_C, default=50)
     path.add_argument("--grid", choices=["log", "epsilon"], default="log")
     path.add_argument("--epsilon", type=float, default=1e-3)
     path.add_argument("--cv", type=_folds, default=5, help="folds (0: no cross-validation)")
@@ -79,8 +106,26 @@ def _worker_ready():
     return 0
 
 
+def _check_path_args(args, y):
+    """What train_path would refuse in its parameters' names (C_range, n_C,
+    cv), in the options' names, before anything is printed."""
+    if args.C_min > args.C_max:
+        raise ValueError(f"--C-min {args.C_min:g} is above --C-max {args.C_max:g}")
+    if args.grid == "log" and args.n_C > 1 and args.C_min == args.C_max:
+        raise ValueError(f"--C-min and --C-max are both {args.C_min:g}: give --n-C 1 or "
+                         "a wider range")
+    classes, counts = np.unique(y, return_counts=True)
+    if args.cv >= 2 and args.cv > counts.min():
+        raise ValueError(f"--cv {args.cv} is larger than the smallest class "
+                         f"({counts.min()} samples)")
+    if args.grid == "epsilon" and classes.size > 2:
+        raise ValueError(f"--grid epsilon needs two classes, the file has {classes.size} "
+                         "(each pair would step its own grid): use --grid log")
+
+
 def run_path(args, out):
     X, y = load_svmlight_file(args.file)
+    _check_path_args(args, y)
     screening = None if args.screening == "none" else args.screening
     options = dict(C_range=(args.C_min, args.C_max), n_C=args.n_C, grid=args.grid,
                    epsilon=args.epsilon, kernel=args.kernel, gamma=args.gamma,
@@ -245,6 +290,10 @@ def main(argv=None, out=None):
     except (ValueError, TypeError, OSError) as exc:
         print(f"svmscreen: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        # (numpy's _ArrayMemoryError says how much it wanted)
+        print("svmscreen: error: not enough memory", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("svmscreen: interrupted", file=sys.stderr)
         return 130

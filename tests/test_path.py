@@ -622,6 +622,47 @@ def test_command_line_path(capsys):
     assert "without screening" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--C-min", "10", "--C-max", "1"], "svmscreen: error: --C-min 10 is above --C-max 1"),
+    (["--C-min", "5", "--C-max", "5"], "--C-min and --C-max are both 5: give --n-C 1"),
+    (["--cv", "200"], "--cv 200 is larger than the smallest class (120 samples)"),
+    (["--C-min", "0"], "argument --C-min: needs a positive, finite C, got '0'"),
+    (["--C-max", "inf"], "argument --C-max: needs a positive, finite C, got 'inf'"),
+    (["--n-C", "0"], "argument --n-C: needs a positive integer, got '0'"),
+    (["--n-C", "99999999999999999999"], "argument --n-C: 99999999999999999999 is more values"),
+    (["--cv", "x"], "argument --cv: needs a number of folds, got 'x'"),
+])
+def test_command_line_path_errors_name_the_option(capsys, options, message):
+    # They named train_path's parameters (C_range, n_C, cv=), or nothing
+    # ("Maximum allowed size exceeded"), after the data line.
+    from svmscreen.cli import main
+    try:
+        status = main(["path", "data/heart_scale.xz", "--n-C", "3"] + options)
+    except SystemExit as stop:          # argparse's own errors
+        status = stop.code
+    assert status == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
+def test_command_line_path_epsilon_grid_needs_two_classes(tmp_path, capsys):
+    from svmscreen.cli import main
+    X, y, _, _ = letter_classes(3, n_train=60)
+    svmscreen.dump_svmlight_file(X, y, tmp_path / "abc.txt")
+    assert main(["path", str(tmp_path / "abc.txt"), "--grid", "epsilon", "--cv", "0"]) == 2
+    assert "--grid epsilon needs two classes, the file has 3" in capsys.readouterr().err
+
+
+def test_command_line_path_out_of_memory_is_a_message(monkeypatch, capsys):
+    import svmscreen.cli
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+    monkeypatch.setattr(svmscreen.cli, "train_path", no_memory)
+    assert svmscreen.cli.main(["path", "data/heart_scale.xz", "--n-C", "3"]) == 1
+    assert capsys.readouterr().err == "svmscreen: error: not enough memory\n"
+
+
 def test_command_line_warns_once_in_its_own_words(capsys):
     # The full path and the folds each warn from another source line: the
     # report had Python's two-line warning, source line included, twice.
