@@ -177,10 +177,15 @@ class svm_parameter:
                 self.nr_fold = _option_value(argv, i, option, int)
                 if self.nr_fold < 2:
                     raise OptionError("n-fold cross validation: n must >= 2")
-            elif option.startswith("-w") and len(option) > 2:
+            elif option.startswith("-w"):
                 try:
+                    # "-w 2": svm-train's atoi("") reads label 0 and a weight
+                    # of 2; libsvm's Python binding raises
                     label = int(option[2:])
                 except ValueError:
+                    if option == "-w":
+                        raise OptionError("Wrong options: '-w' needs its class label "
+                                          "attached: -wi weight, as in -w1 2") from None
                     raise OptionError(f"Wrong options: {option!r}: the class label of -wi "
                                       "must be an integer") from None
                 i += 1
