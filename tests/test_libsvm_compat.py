@@ -879,6 +879,11 @@ def test_parameter_parsing_and_errors():
         ours.svm_parameter("-z 1")
     with pytest.raises(ValueError, match="n must >= 2"):
         ours.svm_parameter("-v 1")
+    # -w without its label had been "unknown option '-w'"
+    with pytest.raises(ValueError, match="'-w' needs its class label attached"):
+        ours.svm_parameter("-w 2")
+    with pytest.raises(ValueError, match="the class label of -wi must be an integer"):
+        ours.svm_parameter("-wx 2")
     with pytest.raises(ValueError, match="-c needs a number"):
         ours.svm_parameter("-c abc")
     y, x = [1, -1, 1], [{1: 1}, {1: -1}, {1: 0.5}]
@@ -1000,6 +1005,20 @@ def test_missing_model_file_returns_none(tmp_path, capsys):
 
 
 # =================================================== command-line tools
+def test_commands_end_quietly_on_ctrl_c(data_root, tmp_path, monkeypatch, capsys):
+    # svm-train dies of SIGINT without a word (the shell reports 130); ours
+    # printed a traceback
+    heart = plain_file("heart_scale", data_root)
+    monkeypatch.chdir(tmp_path)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(commands, "train", interrupted)
+    assert commands.train_main(["-q", heart, "m"]) == 130
+    assert capsys.readouterr().err == ""
+    assert not (tmp_path / "m").exists()
+
+
 def test_train_and_predict_commands(data_root, tmp_path, monkeypatch, capsys):
     heart = plain_file("heart_scale", data_root)
     monkeypatch.chdir(tmp_path)

@@ -5,7 +5,8 @@
 Each ``*_main(argv=None)`` parses ``argv`` (default ``sys.argv[1:]``) as the
 C tool does (options first, each with one value except ``-q``), prints what
 it prints, and returns the exit status (0, or 1 after an error message on
-stderr), so that ``sys.exit(train_main())`` is the console script.
+stderr, or 130 without a message on Ctrl-C, as a shell reports the C tool
+killed by SIGINT), so that ``sys.exit(train_main())`` is the console script.
 
 Deliberate differences: malformed input names the file and line and never
 leaves a partial output file (outputs are written to a temporary file and
@@ -117,6 +118,10 @@ def _run(body, argv):
             return 1
         sys.stdout.flush()
         return 0
+    except KeyboardInterrupt:
+        # The C tools die of SIGINT without a word; the shell then reports
+        # 128 + 2.  (An output file is only renamed into place once complete.)
+        return 128 + 2
     except BrokenPipeError:
         return broken_pipe_exit()
     except OSError as exc:
