@@ -88,10 +88,13 @@ def _parse(fh, name, precomputed):
     lines at a time."""
     parser = _svmlight.Parser(name, precomputed)
     compressed = isinstance(fh, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile))
+    # read1 for a compressed stream: read would drop what it had decompressed
+    # of a chunk when the stream breaks off, and the error would name line 1
+    read = fh.read1 if compressed else fh.read
     pending = []          # the chunks of an unfinished line, joined once it ends
     while True:
         try:
-            chunk = fh.read(_CHUNK)
+            chunk = read(_CHUNK)
         except _DECOMPRESSION_ERRORS as exc:
             if not compressed and not isinstance(exc, EOFError):
                 raise

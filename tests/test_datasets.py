@@ -8,6 +8,7 @@ import gzip
 import io
 import lzma
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -306,12 +307,22 @@ def test_error_in_compressed_file_names_the_file(tmp_path):
         load_svmlight_file(path)
 
 
-@pytest.mark.parametrize("suffix, compress", [(".gz", gzip.compress), (".xz", lzma.compress)])
-def test_truncated_compressed_file(tmp_path, suffix, compress):
+@pytest.mark.parametrize("suffix, compress, decompressor", [
+    (".gz", gzip.compress, lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)),
+    (".xz", lzma.compress, lzma.LZMADecompressor)])
+def test_truncated_compressed_file(tmp_path, suffix, compress, decompressor):
+    # The error names the first line the stream does not hold whole; it had
+    # named line 1 whenever the file was shorter than a read (16 MB)
     path = tmp_path / ("cut" + suffix)
-    blob = compress(b"1 1:1\n" * 1000)
-    path.write_bytes(blob[: len(blob) // 2])
-    with pytest.raises(ValueError, match=r"cut\.(gz|xz): line \d+: cannot decompress"):
+    rng = np.random.default_rng(0)
+    text = "".join(f"{rng.choice([-1, 1])} 1:{v:.6f}\n" for v in rng.random(3000)).encode()
+    blob = compress(text)
+    cut = blob[: len(blob) // 2]
+    path.write_bytes(cut)
+    whole_lines = decompressor().decompress(cut).count(b"\n")
+    assert whole_lines > 100
+    with pytest.raises(ValueError, match=rf"cut\.(gz|xz): line {whole_lines + 1}: cannot "
+                                         "decompress"):
         load_svmlight_file(path)
 
 
