@@ -6,8 +6,13 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the benchmarks import their helpers as sibling modules, as the scripts do
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+import _measure  # noqa: E402
 
 
 def test_rule_strength_quick_runs_and_reports_shares():
@@ -44,6 +49,10 @@ def test_bench_path_quick_runs_every_arm():
             arms.setdefault(words[0], []).append(line)
     assert all(len(lines) == 4 for lines in arms.values())   # linear and 3 RBF gammas
     assert len(arms) == 11
+    # every row says over how many runs its minimum was taken
+    headers = [line for line in done.stdout.splitlines() if line.startswith("heart_scale ")]
+    assert len(headers) == 4
+    assert all("minimum of " in line for line in headers)
     for arm in ("+it", "+dvi", "+bt2", "+essnsv", "+ssnsv"):
         assert all("put_back=0 " in line for line in arms[arm])
     assert "screening on vs off" in done.stdout
@@ -77,3 +86,80 @@ def test_bench_multiclass_quick_agrees_with_libsvm():
             if line.startswith("  ") and line.split()[1][0].isdigit()]
     assert arms == ["libsvm", "sklearn", "path", "path-noscreen"]
     assert "screening on vs off" in done.stdout
+
+
+def test_round_order_each_arm_leads_and_neighbours_vary():
+    """Every round is a permutation; round k starts at the k-th arm; from
+    three arms on, no arm has the same predecessor in two rounds running."""
+    for n in range(1, 12):
+        names = [f"arm{i}" for i in range(n)]
+        for k in range(2 * n + 1):
+            order = _measure.round_order(names, k)
+            assert sorted(order) == sorted(names)
+            assert order[0] == names[k % n]
+            if n >= 3:
+                before = {b: a for a, b in zip(order, order[1:])}
+                after = _measure.round_order(names, k + 1)
+                before_next = {b: a for a, b in zip(after, after[1:])}
+                assert all(before[arm] != before_next[arm]
+                           for arm in names if arm in before and arm in before_next)
+
+
+def _scripted(seconds, calls, name):
+    """An arm whose runs 'take' the given seconds in turn; it logs its calls."""
+    runs = iter(seconds)
+
+    def once():
+        calls.append(name)
+        value = next(runs)
+        return None if value is None else (value, f"{name} run of {value}")
+    return once
+
+
+def test_best_of_keeps_the_fastest_run_of_interleaved_rounds():
+    calls = []
+    runs = {"a": _scripted([0.03, 0.01, 0.02], calls, "a"),
+            "b": _scripted([0.02, 0.05, 0.04], calls, "b")}
+    best, rounds = _measure.best_of(runs, repeat=3)
+    assert rounds == 3
+    assert best == {"a": (0.01, "a run of 0.01"), "b": (0.02, "b run of 0.02")}
+    assert calls == [arm for k in range(3) for arm in _measure.round_order(["a", "b"], k)]
+
+
+def test_best_of_default_repeats_small_rows_only():
+    # an arm of 0.3 s: stops after the round where it passes 0.5 s in all
+    calls = []
+    best, rounds = _measure.best_of({"slow": _scripted([0.3] * 9, calls, "slow"),
+                                     "fast": _scripted([0.001] * 9, calls, "fast")})
+    assert rounds == 2 and calls.count("fast") == calls.count("slow") == 2
+    # a large row runs once
+    best, rounds = _measure.best_of({"large": _scripted([2.0] * 9, [], "large")})
+    assert rounds == 1
+    # a small one up to the cap
+    best, rounds = _measure.best_of({"small": _scripted([0.01] * 9, [], "small")})
+    assert rounds == _measure.AUTO_MAX_ROUNDS
+
+
+def test_best_of_drops_an_unavailable_arm():
+    calls = []
+    best, rounds = _measure.best_of({"gone": _scripted([None], calls, "gone"),
+                                     "here": _scripted([0.1, 0.2], calls, "here")},
+                                    repeat=2)
+    assert list(best) == ["here"] and calls.count("gone") == 1
+    with pytest.raises(ValueError, match="repeat"):
+        _measure.best_of({"here": _scripted([0.1], [], "here")}, repeat=0)
+
+
+@pytest.mark.parametrize("argv, repeat", [([], None), (["--repeat", "3"], 3),
+                                          (["--quick", "--repeat", "1"], 1)])
+def test_bench_path_repeat_option(argv, repeat):
+    import bench_path
+    assert bench_path.parse_args(argv).repeat == repeat
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_bench_path_repeat_must_be_a_positive_integer(value, capsys):
+    import bench_path
+    with pytest.raises(SystemExit):
+        bench_path.parse_args(["--repeat", value])
+    assert "--repeat" in capsys.readouterr().err

@@ -1,0 +1,107 @@
+"""Measurement helpers shared by the benchmarks.
+
+The scripts import this as a sibling module (``python benchmarks/<script>.py``
+puts benchmarks/ first on sys.path); tests/test_benchmarks.py imports it the
+same way to check it without timing anything.
+"""
+import numpy as np
+
+# The default repeat policy of best_of: small rows, whose arms take a few
+# milliseconds, are at the mercy of the machine's noise, so they are run
+# again until an arm has been timed for AUTO_BUDGET seconds in all (at most
+# AUTO_MAX_ROUNDS rounds); a row with an arm of AUTO_BUDGET seconds or more
+# runs once, since its noise is small next to its times and a second run
+# would double the cost of the table.
+AUTO_BUDGET = 0.5
+AUTO_MAX_ROUNDS = 5
+
+
+def round_order(names, k):
+    """The order in which the arms run in round ``k``.
+
+    Round ``k`` starts at the ``k``-th arm (cyclically) and walks the list
+    forwards in even rounds, backwards in odd ones.  So every arm runs first
+    in turn, and an arm follows the arm listed before it in one round and
+    the arm listed after it in the next: no arm always runs first, and none
+    always inherits the same arm's after-effects (the state of the caches
+    and of the allocator, a slow phase of the machine).
+
+    Parameters
+    ----------
+    names : sequence of str
+        The arms, in their listed order.
+    k : int
+        The round, from 0.
+
+    Returns
+    -------
+    list of str
+        A permutation of ``names``.
+    """
+    n = len(names)
+    step = 1 if k % 2 == 0 else -1
+    return [names[(k + step * j) % n] for j in range(n)]
+
+
+def best_of(runs, repeat=None, budget=AUTO_BUDGET, max_rounds=AUTO_MAX_ROUNDS):
+    """Run the arms in interleaved rounds and keep each arm's fastest run.
+
+    Each round runs every arm once, in :func:`round_order`; the minimum over
+    rounds is kept because the noise of a shared machine only ever adds time.
+    All arms of a row run the same number of rounds, so that none gets the
+    advantage of a minimum over more runs.
+
+    Parameters
+    ----------
+    runs : dict of str to callable
+        Per arm, a function of no argument that runs the arm once and
+        returns a tuple whose first item is the seconds it measured, or None
+        if the arm is unavailable (it is then left out of this and every
+        later round, and of the result).
+    repeat : int, optional
+        Run exactly this many rounds.  None (the default): run rounds until
+        some arm has been timed for ``budget`` seconds in all, or
+        ``max_rounds`` rounds have run.
+    budget : float, default AUTO_BUDGET
+        Seconds of one arm after which the default policy stops.
+    max_rounds : int, default AUTO_MAX_ROUNDS
+        Most rounds of the default policy.
+
+    Returns
+    -------
+    best : dict of str to tuple
+        Per available arm, in the order of ``runs``, the result of its
+        fastest run.
+    rounds : int
+        The number of rounds run.
+    """
+    if repeat is not None and repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat!r}")
+    names = list(runs)
+    best, total = {}, dict.fromkeys(names, 0.0)
+    rounds = 0
+    while names:
+        for name in round_order(names, rounds):
+            result = runs[name]()
+            if result is None:
+                names.remove(name)
+                best.pop(name, None)
+                continue
+            total[name] += result[0]
+            if name not in best or result[0] < best[name][0]:
+                best[name] = result
+        rounds += 1
+        if not names:
+            break
+        if repeat is not None:
+            if rounds >= repeat:
+                break
+        elif rounds >= max_rounds or max(total[name] for name in names) >= budget:
+            break
+    return {name: best[name] for name in runs if name in best}, rounds
+
+
+def geometric_mean(values):
+    """The geometric mean of positive numbers; nan for none."""
+    values = np.asarray(values, dtype=float)
+    return float(np.exp(np.mean(np.log(values)))) if values.size else float("nan")
