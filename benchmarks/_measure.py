@@ -105,3 +105,70 @@ def geometric_mean(values):
     """The geometric mean of positive numbers; nan for none."""
     values = np.asarray(values, dtype=float)
     return float(np.exp(np.mean(np.log(values)))) if values.size else float("nan")
+
+
+def timed_ratio(seconds, reference):
+    """The time ratio ``seconds / reference`` of two arms that may have timed out.
+
+    An arm stopped at a time limit still tells something: it had run for so
+    long without finishing, so the ratio is bounded on one side.  Dropping
+    such rows would leave out exactly the rows where one side is slowest.
+
+    Parameters
+    ----------
+    seconds, reference : (float, bool)
+        Each arm's time and whether it is exact; False: the arm was stopped
+        and the time is how long it had run by then, a lower bound.
+
+    Returns
+    -------
+    ratio : float
+        The ratio, or its bound; nan if nothing is known (both stopped, or
+        a bound of 0 s).
+    relation : {"=", ">", "<", "?"}
+        "=": exact; ">": the true ratio is at least ``ratio`` (``seconds``
+        is a bound); "<": at most ``ratio`` (``reference`` is a bound); "?":
+        no ratio.
+    """
+    (value, exact), (ref_value, ref_exact) = seconds, reference
+    if exact and ref_exact:
+        return value / ref_value, "="
+    if ref_exact and value > 0:
+        return value / ref_value, ">"
+    if exact and ref_value > 0:
+        return value / ref_value, "<"
+    return float("nan"), "?"
+
+
+def bounded_geometric_means(ratios):
+    """Geometric means of time ratios, some of which are one-sided bounds.
+
+    Parameters
+    ----------
+    ratios : sequence of (float, str)
+        ``(ratio, relation)`` pairs as :func:`timed_ratio` returns them.
+
+    Returns
+    -------
+    exact : float
+        Over the exact ratios only (nan if none).
+    at_least : float or None
+        A lower bound of the geometric mean over the exact ratios and those
+        known only to be at least their value (each counted at that value);
+        None if there is no such bound ratio.
+    at_most : float or None
+        Likewise an upper bound, over the exact ratios and those known only
+        to be at most their value; None if there is none.
+
+    Notes
+    -----
+    A lower and an upper bound are never mixed: the geometric mean of a set
+    with both kinds is bounded neither way.  Ratios of relation "?" enter
+    none of the three.
+    """
+    def over(relations):
+        chosen = [value for value, relation in ratios if relation in relations]
+        return geometric_mean(chosen)
+    has = {relation for _, relation in ratios}
+    return (over("="), over("=>") if ">" in has else None,
+            over("=<") if "<" in has else None)

@@ -17,6 +17,17 @@ Each arm is timed --repeat times (9 times when every arm takes under 0.1 s;
 fresh process each time) and the best time is kept, which damps the noise of
 a shared machine; the arms alternate so that a slow phase of the machine hits
 all of them alike.
+
+A child that runs past --time-limit is stopped and its row kept: the time
+its fit had run by then (the child's start, imports and loading excluded)
+is a lower bound of the fit's time, printed as ">t", and the ratios become
+bounds (">2.50": svmscreen took at least 2.5 times LIBSVM's time; "<0.40":
+at most 0.4 times).  Below the table the geometric mean is printed over the
+rows where both svmscreen and LIBSVM finished, and then, when there are
+such rows, with the rows where svmscreen timed out counted at their bound
+(a lower bound of the mean over those rows) and with the rows where LIBSVM
+timed out counted at theirs (an upper bound): leaving the timed-out rows
+out would drop exactly the rows where one side is slowest.
 """
 import argparse
 import json
@@ -29,6 +40,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
+from _measure import bounded_geometric_means, timed_ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ["heart_scale", "a9a", "ijcnn1", "madelon", "madelon_scaled"]
@@ -82,6 +95,8 @@ def worker(arm, name, kernel, rows):
     from sklearn.svm import SVC
     import svmscreen
     before = peak_mb()
+    # when the fit began, for the parent to bound the time of a fit it stops
+    print(json.dumps({"fit_started": time.time()}), flush=True)
     if arm == "libsvm":
         t_kernel = {"linear": 0, "rbf": 2}[kernel]
         start = time.perf_counter()
@@ -123,27 +138,42 @@ def worker(arm, name, kernel, rows):
 
 
 def run_arm(arm, name, kernel, rows, time_limit, q_rounding=None):
-    """One fit in a child process; None if it runs past ``time_limit`` s."""
+    """One fit in a child process.
+
+    Returns the worker's result, with ``"timed_out": False``; or, if the
+    child runs past ``time_limit`` s and is stopped, ``{"timed_out": True,
+    "seconds": s}`` with s how long its fit had run by then (a lower bound
+    of its time: the child's start, imports and loading are not counted;
+    0 if the fit had not begun).
+    """
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", BENCH_Q_ROUNDING=q_rounding or "")
+    launched = time.time()
     try:
         out = subprocess.run([sys.executable, __file__, "--worker", arm, name, kernel,
                               str(rows)], capture_output=True, text=True, env=env,
                              cwd=str(ROOT / "benchmarks"), timeout=time_limit)
-    except subprocess.TimeoutExpired:
-        return None
+    except subprocess.TimeoutExpired as exc:
+        # (the output read before the stop comes as bytes, text=True or not)
+        started = [json.loads(line)["fit_started"]
+                   for line in (exc.stdout or b"").decode(errors="replace").splitlines()
+                   if line.startswith('{"fit_started"')]
+        # the child was stopped no earlier than launched + time_limit
+        return {"timed_out": True,
+                "seconds": max(0.0, launched + time_limit - started[0]) if started else 0.0}
     if out.returncode != 0:
         raise RuntimeError(f"{arm} on {name}/{kernel} failed:\n{out.stderr}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if result["capped"] is None:
         result["capped"] = "reaching max number of iterations" in out.stdout + out.stderr
+    result["timed_out"] = False
     return result
 
 
 def capped_note(res):
     """Names the arms that stopped at their iteration cap, not at tol: their
     times measure the cost of an iteration, not of a solution."""
-    capped = [arm for arm in ARMS if res[arm] is not None and res[arm]["capped"]]
+    capped = [arm for arm in ARMS if not res[arm]["timed_out"] and res[arm]["capped"]]
     return f"  (iteration cap: {', '.join(capped)})" if capped else ""
 
 
@@ -182,44 +212,67 @@ def main():
             done = 0
             while done < repeat:
                 for arm in ARMS:
-                    if None not in runs[arm]:
+                    # (a fit stopped at the limit is not run again)
+                    if not any(r["timed_out"] for r in runs[arm]):
                         runs[arm].append(run_arm(arm, name, kernel, args.rows, args.time_limit,
                                                  args.q_rounding))
                 done += 1
                 # millisecond fits are at the mercy of the machine: take more
-                if done == 1 and all(r is not None and r["seconds"] < 0.1
+                if done == 1 and all(not r["timed_out"] and r["seconds"] < 0.1
                                      for arm in ARMS for r in runs[arm]):
                     repeat = max(repeat, SMALL_REPEAT)
-            timed_out = [arm for arm in ARMS if None in runs[arm]]
-            if "svmscreen" in timed_out or "libsvm" in timed_out:
-                others = [arm for arm in ARMS if arm not in timed_out]
-                print(f"{name:<12} {kernel:<7} timeout (> {args.time_limit:g} s) for "
-                      f"{', '.join(timed_out)}" + ("; the other arms: " + ", ".join(
-                          f"{arm} {min(r['seconds'] for r in runs[arm]):.1f} s"
-                          for arm in others) if others else ""), flush=True)
-                continue
-            res = {arm: (None if arm in timed_out else min(runs[arm], key=lambda r: r["seconds"]))
+            # each arm's fastest finished run, else its stopped one
+            res = {arm: min(runs[arm], key=lambda r: (r["timed_out"], r["seconds"]))
                    for arm in ARMS}
-            ours, lib, skl = res["svmscreen"], res["libsvm"], res["sklearn"]
-            r_lib = ours["seconds"] / lib["seconds"]
+            seconds = {arm: (res[arm]["seconds"], not res[arm]["timed_out"]) for arm in ARMS}
+            r_lib = timed_ratio(seconds["svmscreen"], seconds["libsvm"])
+            r_skl = timed_ratio(seconds["svmscreen"], seconds["sklearn"])
             ratios.append(r_lib)
-            if skl is None:     # scikit-learn has no iteration cap by default
-                skl_cells = f"{'timeout':>9} {ours['seconds']:>8.3f} | {r_lib:>7.2f} {'-':>8}"
-                skl_mb = f"{'-':>8}"
-            else:
-                skl_cells = (f"{skl['seconds']:>9.3f} {ours['seconds']:>8.3f} | {r_lib:>7.2f} "
-                             f"{ours['seconds'] / skl['seconds']:>8.2f}")
-                skl_mb = f"{skl['peak_mb']:>8.1f}"
-            obj_diff = abs(ours["objective"] - lib["objective"]) / max(abs(lib["objective"]), 1e-300)
-            print(f"{name:<12} {kernel:<7} {ours['n']:>6} {ours['d']:>4} | {lib['seconds']:>9.3f} "
-                  f"{skl_cells} | {obj_diff:>12.2e} | {lib['peak_mb']:>8.1f} {skl_mb} "
-                  f"{ours['peak_mb']:>8.1f}" + capped_note(res), flush=True)
-    if not ratios:
-        print("\nno row finished within the time limit: no ratio to report")
-        return
-    print(f"\ngeometric mean of time ratios (svmscreen / libsvm): "
-          f"{float(np.exp(np.mean(np.log(ratios)))):.2f}; worst row {max(ratios):.2f}")
+            done_runs = [r for r in res.values() if not r["timed_out"]]
+            n, d = (done_runs[0]["n"], done_runs[0]["d"]) if done_runs else ("?", "?")
+            ours, lib = res["svmscreen"], res["libsvm"]
+            obj_diff = "-" if ours["timed_out"] or lib["timed_out"] else format(
+                abs(ours["objective"] - lib["objective"]) / max(abs(lib["objective"]), 1e-300),
+                ".2e")
+            print(f"{name:<12} {kernel:<7} {n:>6} {d:>4} | "
+                  + " ".join(_seconds_cell(seconds[arm], width)
+                             for arm, width in zip(ARMS, (9, 9, 8)))
+                  + f" | {_ratio_cell(r_lib, 7)} {_ratio_cell(r_skl, 8)} | {obj_diff:>12} | "
+                  + " ".join(f"{'-':>8}" if res[arm]["timed_out"] else
+                             f"{res[arm]['peak_mb']:>8.1f}" for arm in ARMS)
+                  + capped_note(res), flush=True)
+    exact, at_least, at_most = bounded_geometric_means(ratios)
+    count = {relation: sum(1 for _, r in ratios if r == relation) for relation in "=><?"}
+    exact_ratios = [value for value, relation in ratios if relation == "="]
+    print(f"\ngeometric mean of time ratios (svmscreen / libsvm) over the {_rows(count['='])} "
+          "where both finished: " + (f"{exact:.2f}; worst row {max(exact_ratios):.2f}"
+                                     if exact_ratios else "none"))
+    if at_least is not None:
+        print(f"  with the {_rows(count['>'])} where svmscreen timed out, each counted at the "
+              f"time its fit had run: at least {at_least:.2f}")
+    if at_most is not None:
+        print(f"  with the {_rows(count['<'])} where LIBSVM timed out, each counted at the time "
+              f"its fit had run: at most {at_most:.2f}")
+    if count["?"]:
+        print(f"  ({_rows(count['?'])} without a ratio: both timed out)")
 
+
+def _rows(count):
+    return f"{count} row" + ("" if count == 1 else "s")
+
+
+def _seconds_cell(seconds, width):
+    """An arm's time; ">t" for a fit stopped after running t s."""
+    value, exact = seconds
+    return f"{value:>{width}.3f}" if exact else f"{'>' + format(value, '.1f'):>{width}}"
+
+
+def _ratio_cell(ratio, width):
+    """A ratio, prefixed by > or < where it is a bound (see timed_ratio)."""
+    value, relation = ratio
+    if relation == "?":
+        return f"{'?':>{width}}"
+    return f"{('' if relation == '=' else relation) + format(value, '.2f'):>{width}}"
 
 if __name__ == "__main__":
     main()

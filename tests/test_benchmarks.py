@@ -163,3 +163,48 @@ def test_bench_path_repeat_must_be_a_positive_integer(value, capsys):
     with pytest.raises(SystemExit):
         bench_path.parse_args(["--repeat", value])
     assert "--repeat" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ours, reference, expected", [
+    ((2.0, True), (4.0, True), (0.5, "=")),
+    ((30.0, False), (3.0, True), (10.0, ">")),     # ours stopped after 30 s
+    ((1.0, True), (20.0, False), (0.05, "<")),     # the reference stopped after 20 s
+    ((30.0, False), (20.0, False), (None, "?")),
+    ((0.0, False), (3.0, True), (None, "?")),      # stopped before its fit began
+], ids=["exact", "ours-stopped", "reference-stopped", "both-stopped", "no-fit"])
+def test_timed_ratio_bounds(ours, reference, expected):
+    ratio, relation = _measure.timed_ratio(ours, reference)
+    assert relation == expected[1]
+    if expected[0] is None:
+        assert np.isnan(ratio)
+    else:
+        assert ratio == pytest.approx(expected[0])
+
+
+def test_bounded_geometric_means_bound_every_consistent_truth():
+    """Whatever the stopped fits' true times beyond their bounds, the
+    geometric mean over the exact and '>' rows is at least the reported
+    lower bound, and over the exact and '<' rows at most the upper one."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 8))
+        ours, reference = rng.uniform(0.1, 10, n), rng.uniform(0.1, 10, n)
+        stopped_ours, stopped_reference = rng.random(n) < 0.3, rng.random(n) < 0.3
+        ratios = [_measure.timed_ratio((a, not sa), (b, not sb))
+                  for a, b, sa, sb in zip(ours, reference, stopped_ours, stopped_reference)]
+        exact, at_least, at_most = _measure.bounded_geometric_means(ratios)
+        # the truth: a stopped fit took its bound times a factor >= 1
+        true = (ours * np.where(stopped_ours, rng.uniform(1, 100, n), 1.0)
+                / (reference * np.where(stopped_reference, rng.uniform(1, 100, n), 1.0)))
+        relations = np.array([relation for _, relation in ratios])
+        if np.any(relations == "="):
+            assert exact == pytest.approx(_measure.geometric_mean(true[relations == "="]))
+        else:
+            assert np.isnan(exact)
+        low, high = np.isin(relations, ["=", ">"]), np.isin(relations, ["=", "<"])
+        assert (at_least is None) == (not np.any(relations == ">"))
+        assert (at_most is None) == (not np.any(relations == "<"))
+        if at_least is not None:
+            assert _measure.geometric_mean(true[low]) >= at_least * (1 - 1e-12)
+        if at_most is not None:
+            assert _measure.geometric_mean(true[high]) <= at_most * (1 + 1e-12)
