@@ -71,6 +71,8 @@ def test_bench_estimators_quick_agrees_with_scikit_learn():
                if line.startswith("heart_scale "))
     best = " ".join(row[6:9]).split(", ")
     assert len(set(best)) == 1, row
+    assert int(row[-1]) >= 1                       # the runs the minimum is over
+    assert "untimed warm-up" in done.stdout
     assert "sklearn GridSearchCV / SVCPathCV" in done.stdout
 
 
