@@ -172,3 +172,71 @@ def bounded_geometric_means(ratios):
     has = {relation for _, relation in ratios}
     return (over("="), over("=>") if ">" in has else None,
             over("=<") if "<" in has else None)
+
+
+def _status_mb(key):
+    """A size line of /proc/self/status (VmRSS, VmHWM), in MB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024.0
+    raise OSError(f"no {key} in /proc/self/status")
+
+
+def _max_rss_mb():
+    import resource
+    # (kilobytes on Linux, bytes on macOS; only Linux gets here with an
+    # exact figure, the other systems' is a bound either way)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def peak_start():
+    """Start measuring the peak resident memory of what the process does next.
+
+    The process's high-water mark cannot simply be read before and after:
+    whatever came before (loading and parsing a file, say) may have left it
+    above the current resident set, and the next step's memory then hides
+    under it.  On Linux the mark is reset to the current resident set
+    (writing 5 to /proc/self/clear_refs), so the peak read afterwards is
+    that of the next step over the memory in use now.
+
+    Returns
+    -------
+    dict
+        ``base_mb``: the resident set now (interpreter, imports, data), the
+        baseline of the measurement; ``exact``: whether the mark was reset;
+        ``floor_mb``: the high-water mark now, for the fallback.
+    """
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+        return {"base_mb": _status_mb("VmRSS"), "exact": True, "floor_mb": None}
+    except OSError:
+        floor = _max_rss_mb()
+        try:
+            base = _status_mb("VmRSS")
+        except OSError:
+            base = float("nan")
+        return {"base_mb": base, "exact": False, "floor_mb": floor}
+
+
+def peak_growth(start):
+    """The peak resident memory since :func:`peak_start`, over its baseline.
+
+    Parameters
+    ----------
+    start : dict
+        What :func:`peak_start` returned.
+
+    Returns
+    -------
+    growth_mb : float
+        The peak resident set since ``start`` minus ``start["base_mb"]``;
+        where the high-water mark could not be reset, its growth over the
+        mark at ``start`` instead, a lower bound.
+    exact : bool
+        False for that lower bound.
+    """
+    if start["exact"]:
+        return _status_mb("VmHWM") - start["base_mb"], True
+    return max(0.0, _max_rss_mb() - start["floor_mb"]), False

@@ -210,3 +210,19 @@ def test_bounded_geometric_means_bound_every_consistent_truth():
             assert _measure.geometric_mean(true[low]) >= at_least * (1 - 1e-12)
         if at_most is not None:
             assert _measure.geometric_mean(true[high]) <= at_most * (1 + 1e-12)
+
+
+def test_peak_growth_sees_memory_below_an_earlier_peak():
+    """A step's peak is measured over the resident set at its start, even
+    when an earlier step (a file's parsing, say) left the high-water mark
+    above it: there the growth of the mark alone would read about 0."""
+    earlier = np.ones(80 * 2**20 // 8)         # 80 MB, touched, then freed
+    del earlier
+    memory = _measure.peak_start()
+    if not memory["exact"]:
+        pytest.skip("the high-water mark cannot be reset here (not Linux)")
+    step = np.ones(30 * 2**20 // 8)            # 30 MB, under the earlier peak
+    grown, exact = _measure.peak_growth(memory)
+    del step
+    assert exact
+    assert 29 <= grown < 60
