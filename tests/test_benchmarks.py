@@ -226,3 +226,24 @@ def test_peak_growth_sees_memory_below_an_earlier_peak():
     del step
     assert exact
     assert 29 <= grown < 60
+
+
+def test_robustness_split_finds_the_test_file_where_load_dataset_looks(tmp_path,
+                                                                      monkeypatch):
+    """robustness.py scores on <name>.t wherever svmscreen.load_dataset
+    finds data ($SVMSCREEN_DATA here), and says when it falls back to a
+    split of the training file instead."""
+    import svmscreen
+    import robustness
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), np.repeat([-1.0, 1.0], 20)
+    svmscreen.dump_svmlight_file(X, y, str(tmp_path / "toy_robust.xz"))
+    svmscreen.dump_svmlight_file(X[:10], y[:10], str(tmp_path / "toy_robust.t.xz"))
+    monkeypatch.setenv("SVMSCREEN_DATA", str(tmp_path))
+    X_train, _, X_test, _, test_set = robustness.split("toy_robust", 0, 0)
+    assert test_set == "toy_robust.t"
+    assert (X_train.shape, X_test.shape) == ((40, 3), (10, 3))
+    (tmp_path / "toy_robust.t.xz").unlink()
+    X_train, _, X_test, _, test_set = robustness.split("toy_robust", 0, 0)
+    assert test_set == "30% of toy_robust"
+    assert (X_train.shape[0], X_test.shape[0]) == (28, 12)
