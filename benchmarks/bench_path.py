@@ -334,14 +334,18 @@ def main():
                     stats["rule_share"].append(results[arm][2]["rule_share"])
                     stats["rule_s"] += results[arm][2]["rule_s"]
                     stats["solve_s"] += results[arm][2]["solve_s"]
+    def mean(values, text):
+        # an arm skipped or unavailable measured nothing: say so, not "nan"
+        return text.format(geometric_mean(values)) if len(values) else "not measured"
+
     print("\ngeometric means over rows:")
     print(f"  svmscreen default ({default}) vs LIBSVM per C: "
-          f"{geometric_mean(ratios['libsvm']):.2f}x faster (target >= 5)")
-    print(f"  vs scikit-learn per C: {geometric_mean(ratios['sklearn']):.2f}x faster")
+          f"{mean(ratios['libsvm'], '{:.2f}x faster')} (target >= 5)")
+    print(f"  vs scikit-learn per C: {mean(ratios['sklearn'], '{:.2f}x faster')}")
     print(f"  screening on vs off (both warm + shrinking): "
-          f"{geometric_mean(ratios['screen']):.2f}x (target >= 1.3)")
-    print(f"  default / oracle time: {geometric_mean(ratios['oracle']):.2f} (target <= 2)")
-    if ratios["oracle"]:
+          f"{mean(ratios['screen'], '{:.2f}x')} (target >= 1.3)")
+    print(f"  default / oracle time: {mean(ratios['oracle'], '{:.2f}')} (target <= 2)")
+    if ratios["oracle"] and ratios["screen"]:
         print(f"  warm+shrink / oracle time (what a perfect rule could give): "
               f"{geometric_mean(np.array(ratios['oracle']) * np.array(ratios['screen'])):.2f}x")
     for arm, stats in per_rule.items():
