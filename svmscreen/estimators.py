@@ -502,7 +502,8 @@ class SVCPathCV(_BinaryModelClassifier):
     C_ : float
         The C of the best mean CV accuracy (the smallest such C on ties).
     gamma_ : float
-        Its gamma (the first of the list on ties).
+        Its gamma (the first of the list that reaches that accuracy at C_),
+        as GridSearchCV picks.
     Cs_ : ndarray
         The grid.
     cv_accuracy_ : ndarray of shape (n_splits, n_C)
@@ -557,8 +558,7 @@ class SVCPathCV(_BinaryModelClassifier):
             shrinking=self.shrinking, tol=self.tol, cache_size=self.cache_size,
             class_weight=class_weight, sample_weight=sample_weight,
             screening=self.screening, cv=splits, n_jobs=self.n_jobs)
-        # the first path with the best mean CV accuracy at its best C
-        best = int(np.argmax([path.cv_mean[path.best_index] for path in self.paths_]))
+        best, _ = _best_gamma_and_C([path.cv_mean for path in self.paths_])
         self.path_ = self.paths_[best]
         self.gamma_ = float(self.path_.gamma)
         self.Cs_ = self.path_.C
@@ -603,26 +603,35 @@ class SVCPathCV(_BinaryModelClassifier):
                              f"got {self.screening!r}")
         path_options = dict(screening=self.screening, tol=tol,
                             shrinking=check_flag(self.shrinking, "shrinking"), max_iter=None)
-        best = (-np.inf, None, None, None)
+        accuracies, resolved = [], []
         for gamma in gammas:
             params = dict(kernel=kernel, gamma=resolve_gamma(gamma, X, kernel),
                           coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
-            accuracy = np.array(_parallel(self.n_jobs, [
+            accuracies.append(np.array(_parallel(self.n_jobs, [
                 (fold_accuracy, (X, y_index, fold_weights[k], train, held, self.Cs_,
                                  fold_params(params, gamma, X, train), path_options, None,
                                  held_weight), {})
-                for k, (train, held) in enumerate(masks)]))
-            t = int(np.argmax(accuracy.mean(axis=0)))
-            if accuracy[:, t].mean() > best[0]:
-                best = (accuracy[:, t].mean(), t, params["gamma"], accuracy)
-        _, t, self.gamma_, self.cv_accuracy_ = best
+                for k, (train, held) in enumerate(masks)])))
+            resolved.append(params["gamma"])
+        g, t = _best_gamma_and_C([accuracy.mean(axis=0) for accuracy in accuracies])
+        self.gamma_, self.cv_accuracy_ = resolved[g], accuracies[g]
         self.C_ = float(self.Cs_[t])
         self.path_ = self.paths_ = None
         self.model_ = SVC(C=self.C_, kernel=self.kernel, degree=self.degree, gamma=self.gamma_,
                           coef0=self.coef0, shrinking=self.shrinking, tol=self.tol,
                           cache_size=self.cache_size).fit(X, y_index, sample_weight=weight)
         return self
+
+
+def _best_gamma_and_C(cv_means):
+    """(gamma index, C index) of the best mean CV accuracy, ``cv_means`` one
+    row per gamma: the smallest C on ties, then the first gamma, as
+    GridSearchCV over {"C": ..., "gamma": [...]} picks (C varies slowest in
+    its grid, and it keeps the first best)."""
+    means = np.asarray(cv_means, dtype=float)
+    t = int(np.argmax(means.max(axis=0)))
+    return int(np.argmax(means[:, t])), t
 
 
 class RampSVC(_BinaryModelClassifier):

@@ -187,6 +187,27 @@ def test_svc_path_cv_is_train_path_and_accepts_splitters():
             assert split_path.cv_accuracy_[k, t] == pytest.approx(accuracy, abs=1.5 / test.size)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_svc_path_cv_breaks_ties_across_gammas_as_grid_search(n_classes):
+    # The best accuracy (1.0) at C = 10 with the first gamma and at C = 1
+    # with the second: GridSearchCV takes the smallest C, then the first
+    # gamma; SVCPathCV took the first gamma, then its smallest C.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X[:, 0] += np.where(y, 1.0, -1.0)
+    if n_classes == 3:
+        y = np.digitize(X[:, 0], [-0.7, 0.7])
+    Cs, gammas, cv = np.geomspace(0.01, 100, 5), [0.0005, 1.0], StratifiedKFold(4)
+    path_cv = SVCPathCV(Cs=Cs, gamma=gammas, cv=cv, tol=1e-8).fit(X, y)
+    search = GridSearchCV(SVC(tol=1e-8), {"C": Cs, "gamma": gammas}, cv=cv).fit(X, y)
+    means = search.cv_results_["mean_test_score"].reshape(len(Cs), len(gammas))
+    assert np.sum(means == means.max()) > 1          # the tie this test is about
+    assert (path_cv.C_, path_cv.gamma_) == (search.best_params_["C"],
+                                            search.best_params_["gamma"])
+    assert path_cv.cv_accuracy_.mean(axis=0).max() == search.best_score_
+
+
 def test_svc_path_cv_over_gammas_picks_what_grid_search_picks():
     X, y = load_dataset("heart_scale")
     X = X.copy()
