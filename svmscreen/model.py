@@ -116,12 +116,15 @@ class BinaryModel:
         return out
 
     def predict(self, X):
-        """classes_[1] where f(x) > 0, else classes_[0]."""
+        """classes_[1] where f(x) >= 0, else classes_[0]: a tie f(x) = 0 goes
+        to classes_[1], as in scikit-learn's SVC (LIBSVM gives its first
+        label only for f > 0, and scikit-learn's first label is classes_[0],
+        whose side is f < 0)."""
         f = self.decision_function(X)
         if not np.all(np.isfinite(f)):
             raise ValueError("decision values overflow (not finite) for some rows of X; "
                              "scale X down as the training data was")
-        return self.classes_[(f > 0).astype(np.intp)]
+        return self.classes_[(f >= 0).astype(np.intp)]
 
     def __repr__(self):
         return (f"BinaryModel(kernel={self.kernel!r}, C={self.C!r}, gamma={self.gamma!r}, "

@@ -967,7 +967,8 @@ def _fold_accuracy(X, signs, hi_unit, train, held, grid, params, path_options,
     weighted by ``held_weight`` if given (``held_accuracy``)."""
     f = fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
                        progress_label)
-    return held_accuracy(np.where(f > 0, 1.0, -1.0) == signs[held][:, None], held,
+    # f = 0 to the positive class, as BinaryModel.predict
+    return held_accuracy(np.where(f >= 0, 1.0, -1.0) == signs[held][:, None], held,
                          held_weight)
 
 

@@ -187,6 +187,28 @@ def test_svc_path_cv_is_train_path_and_accepts_splitters():
             assert split_path.cv_accuracy_[k, t] == pytest.approx(accuracy, abs=1.5 / test.size)
 
 
+def test_a_decision_value_of_zero_predicts_as_scikit_learn():
+    # LIBSVM gives its first label only for f > 0; in scikit-learn's order
+    # f(x) = 0 is classes_[1].  BinaryModel (fit_binary, SVCPathCV, RampSVC)
+    # and the binary path's CV had given classes_[0].
+    X = np.array([[-2.0], [-1.0], [1.0], [2.0]] * 3)
+    y = np.array([0, 0, 1, 1] * 3)
+    T = np.array([[0.0]])
+    theirs = svm.SVC(kernel="linear").fit(X, y)
+    assert theirs.decision_function(T) == 0 and theirs.predict(T) == [1]
+    for model in [svmscreen.fit_binary(X, y, kernel="linear"),
+                  SVC(kernel="linear").fit(X, y),
+                  SVCPathCV(kernel="linear", Cs=[1.0], cv=3).fit(X, y),
+                  RampSVC(kernel="linear").fit(X, y)]:
+        assert model.decision_function(T) == 0 and model.predict(T) == [1]
+    # the path's CV scores held-out ties the same way: the midpoint, held
+    # out, counts as correct for class 1
+    X2, y2 = np.vstack([X, [[0.0]] * 3]), np.concatenate([y, [1] * 3])
+    folds = [(np.arange(12), np.arange(12, 15))]
+    path = svmscreen.train_path(X2, y2, C=[1.0], kernel="linear", cv=folds)
+    assert path.cv_mean[0] == 1.0
+
+
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_svc_path_cv_breaks_ties_across_gammas_as_grid_search(n_classes):
     # The best accuracy (1.0) at C = 10 with the first gamma and at C = 1
