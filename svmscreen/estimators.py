@@ -303,7 +303,10 @@ class SVC(_Estimator):
             kernel=kernel, gamma=resolve_gamma(self.gamma, X, kernel), coef0=coef0,
             degree=degree, cache_size=cache_size, tol=tol,
             shrinking=check_flag(self.shrinking, "shrinking"), max_iter=max_iter)
-        check_flag(self.verbose, "verbose")
+        # scikit-learn's "verbose" constraint: a bool or an int >= 0
+        if not (isinstance(self.verbose, (bool, np.bool_))
+                or (isinstance(self.verbose, numbers.Integral) and self.verbose >= 0)):
+            raise TypeError(f"verbose must be a bool or an integer >= 0, got {self.verbose!r}")
         pairs, sigmoids = [], []
         stopped_short = False
         rng = np.random.default_rng(_check_random_state(self.random_state))
@@ -538,9 +541,12 @@ class SVCPathCV(_BinaryModelClassifier):
         self.n_jobs = n_jobs
 
     @_keeps_state_on_failure
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
+        """Choose C (and gamma) by CV along the paths, then refit on all data.
+        ``groups``: the samples' group labels, for a group splitter such as
+        ``cv=GroupKFold()`` (as ``GridSearchCV.fit``)."""
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
-        splits = list(check_cv(self.cv, y_index, classifier=True).split(X, y_index))
+        splits = list(check_cv(self.cv, y_index, classifier=True).split(X, y_index, groups))
         gammas = list(self.gamma) if isinstance(self.gamma, (list, tuple, np.ndarray)) \
             else [self.gamma]
         if not gammas:

@@ -187,6 +187,23 @@ def test_svc_path_cv_is_train_path_and_accepts_splitters():
             assert split_path.cv_accuracy_[k, t] == pytest.approx(accuracy, abs=1.5 / test.size)
 
 
+def test_svc_path_cv_takes_groups_and_svc_an_integer_verbose(capsys):
+    # GroupKFold needs fit(..., groups=); verbose=2 is scikit-learn's too
+    from sklearn.model_selection import GroupKFold
+    X, y = load_dataset("heart_scale")
+    X = X.toarray()                       # (scikit-learn's SVC: int32 CSR indices only)
+    groups = np.arange(y.size) % 5
+    path_cv = SVCPathCV(Cs=4, cv=GroupKFold(5)).fit(X, y, groups=groups)
+    search = GridSearchCV(svm.SVC(), {"C": path_cv.Cs_}, cv=GroupKFold(5)).fit(
+        X, y, groups=groups)
+    np.testing.assert_allclose(path_cv.cv_accuracy_.mean(axis=0),
+                               search.cv_results_["mean_test_score"], atol=1.5 / (y.size / 5))
+    SVC(verbose=2).fit(X[:40], y[:40])
+    assert "Total nSV" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="verbose must be a bool or an integer >= 0"):
+        SVC(verbose=-1).fit(X[:40], y[:40])
+
+
 def test_a_decision_value_of_zero_predicts_as_scikit_learn():
     # LIBSVM gives its first label only for f > 0; in scikit-learn's order
     # f(x) = 0 is classes_[1].  BinaryModel (fit_binary, SVCPathCV, RampSVC)
