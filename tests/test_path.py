@@ -1,5 +1,6 @@
 """train_path: warm-started path against independent fits and LIBSVM, the
 epsilon grid, cross-validation, and its error table."""
+import re
 import warnings
 
 import numpy as np
@@ -319,7 +320,10 @@ def test_verbose_parallel_folds_report_through_joblib(capsys):
     X, y = load_dataset("heart_scale")
     train_path(X, y, n_C=4, cv=2, n_jobs=2, verbose=True)
     err = capsys.readouterr().err
-    assert "[Parallel(n_jobs=2)]: Done   2 out of   2" in err, err
+    # "Done 2 out of 2"; or, when both folds end before joblib has finished
+    # dispatching, "Done 2 tasks" and no final line (Parallel.print_progress:
+    # _is_completed is False while it iterates; this test failed once so)
+    assert re.search(r"\[Parallel\(n_jobs=2\)\]: Done +2 (out of +2|tasks)", err), err
     assert "fold 1/2" not in err      # the workers' bars would interleave
 
 
