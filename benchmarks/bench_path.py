@@ -301,7 +301,8 @@ def main():
             for arm, (seconds, objectives, extra) in results.items():
                 relative = (objectives - base) / np.maximum(np.abs(base), 1e-12)
                 diff = float(np.max(np.abs(relative)))
-                speed = results["libsvm"][0] / seconds if "libsvm" in results else float("nan")
+                speed = (f"{results['libsvm'][0] / seconds:.2f}" if "libsvm" in results
+                         else "not measured")
                 note = "  ".join(f"{k}={v:.3g}" for k, v in extra.items())
                 # A reference worse than our solution (a higher dual
                 # objective) at some C stopped short of the optimum: LIBSVM
@@ -314,7 +315,7 @@ def main():
                     note = (f"objective above ours by > {limit:g} at "
                             f"{int(np.sum(relative > limit))} of {len(grid)} C "
                             "(stopped short: iteration cap)")
-                print(f"  {arm:<12} {seconds:9.3f} {speed:21.2f} {diff:16.2e}  {note}")
+                print(f"  {arm:<12} {seconds:9.3f} {speed:>21} {diff:16.2e}  {note}")
                 if diff > limit and not stopped_short:
                     raise AssertionError(f"{arm} disagrees with warm+shrink by {diff:.2e} "
                                          f"(limit {limit:g})")
