@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _reference import exact_box_qp
+from _reference import exact_box_qp, exact_svc, svc_margins
 from conftest import load_dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -332,3 +332,119 @@ def test_no_constant_model_warning_for_a_large_C():
         warnings.simplefilter("error", UserWarning)
         result = svmscreen.train_ramp(X, y, C=1e20)
     assert np.ptp(result.model.decision_function(X)) > 1.0
+
+
+def weighted_collapse(seed):
+    """A small problem where one class weighs 30-1000 and the other 0.1-3,
+    with s = -1 and a linear or quadratic kernel: the hinge optimum often has
+    w = 0, b = +-1, so the light class sits exactly at margin -1 = s (a tie)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 80))
+    d = int(rng.integers(1, 4))
+    y = np.where(rng.random(n) < rng.uniform(0.3, 0.7), 1.0, -1.0)
+    X = rng.normal(size=(n, d)) + rng.uniform(0.3, 2) * y[:, None]
+    y[rng.choice(n, int(rng.uniform(0, 0.3) * n), replace=False)] *= -1
+    heavy = float(rng.choice([-1.0, 1.0]))
+    class_weight = {heavy: float(10 ** rng.uniform(1.5, 3)),
+                    -heavy: float(10 ** rng.uniform(-1, 0.5))}
+    options = dict(C=float(10 ** rng.uniform(-2, 1)), s=-1.0,
+                   kernel=str(rng.choice(["linear", "poly"])),
+                   gamma=float(rng.choice([0.05, 0.5])), coef0=1.0, degree=2,
+                   class_weight=class_weight, tol=1e-10, shrinking=bool(rng.random() < 0.5))
+    return X, y, options
+
+
+def exact_outlier_sets(X, y, options, max_outer=50):
+    """CCCP's outlier sets with every step solved exactly (exact_box_qp,
+    per-sample boxes C_i; the intercept from the free samples, or the
+    midpoint of the optimal interval when there are none, as LIBSVM) and
+    the tie rule mu_i = C_i [z_i < s - tol]."""
+    K = Kernel(X, options["kernel"], options["gamma"], options["coef0"],
+               options["degree"]).rows(np.arange(y.size))
+    weights = options["class_weight"]
+    C_i = options["C"] * np.where(y > 0, weights[1.0], weights[-1.0])
+    Q = y[:, None] * y[None, :] * K
+    mu, sets = np.zeros(y.size), []
+    for _ in range(max_outer):
+        beta = exact_box_qp(Q, -1.0 - Q @ mu, np.zeros(y.size), C_i, y=y, delta=float(y @ mu))
+        beta = np.where(beta <= 1e-13 * C_i, 0.0, np.where(beta >= C_i * (1 - 1e-13), C_i, beta))
+        q = Q @ (beta - mu)
+        free = (beta > 0) & (beta < C_i)
+        if free.any():
+            b = float(np.mean(y[free] * (1.0 - q[free])))
+        else:
+            # G_i + y_i b >= 0 at beta_i = 0, <= 0 at C_i, with G = q - 1: b lies
+            # between the thresholds y_i (1 - q_i) of the two sides
+            low = np.where(y > 0, beta < C_i, beta > 0)
+            threshold = y * (1.0 - q)
+            b = 0.5 * (np.max(threshold[low]) + np.min(threshold[~low]))
+        sets.append(np.flatnonzero(mu).tolist())
+        new_mu = outlier_weights(q + y * b, C_i, options["s"], slack=options["tol"])
+        if np.array_equal(new_mu, mu):
+            return sets
+        mu = new_mu
+    return sets
+
+
+def assert_same_cccp(plain, screened, rtol=1e-8):
+    assert [h.tolist() for h in plain.outlier_history] == \
+        [h.tolist() for h in screened.outlier_history]
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=rtol)
+
+
+def test_ties_at_s_survive_noise_above_tol():
+    """The hinge optimum has w = 0 and b = 1 (class weights 1.6 and 128,
+    quadratic kernel, s = -1): its 59 negatives sit exactly at margin s, so
+    exact CCCP stops after the first step with no outlier.  The inner solve
+    at tol = 1e-10 leaves those margins up to 1.3e-10 below s, beyond the
+    tie slack tol: screening off took [] -> [31] -> [31, 84], screening on
+    [] -> [31, 84]."""
+    rng = np.random.default_rng(1476)
+    n, d = int(rng.integers(20, 150)), int(rng.integers(1, 6))
+    y = np.where(rng.random(n) < rng.uniform(0.2, 0.8), 1.0, -1.0)
+    X = rng.normal(size=(n, d)) + rng.uniform(0.3, 2) * y[:, None]
+    y[rng.choice(n, int(rng.uniform(0, 0.3) * n), replace=False)] *= -1
+    rows = rng.choice(n, n // 4) if rng.random() < 0.3 else None
+    if rows is not None:
+        X, y = np.vstack([X, X[rows]]), np.concatenate([y, y[rows]])
+    if rng.random() < 0.3:
+        X = np.round(X, 1)
+    C, weights = 2.138226490163679, {-1.0: 1.6034341508668555, 1.0: 128.59834797859594}
+    options = dict(C=C, s=-1.0, kernel="poly", gamma=0.05, coef0=1.0, degree=2,
+                   class_weight=weights, tol=1e-10, shrinking=False)
+    # exact CCCP: the hinge optimum's margins, none below s
+    K = Kernel(X, "poly", 0.05, 1.0, 2).rows(np.arange(y.size))
+    C_i = C * np.where(y > 0, weights[1.0], weights[-1.0])
+    alpha, (b_lo, b_hi) = exact_svc(K, y, C_i)
+    margins = svc_margins(K, y, alpha, 0.5 * (b_lo + b_hi))
+    assert np.count_nonzero(np.abs(margins + 1.0) < 1e-12) == 59
+    assert margins.min() > -1.0 - 1e-12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = svmscreen.train_ramp(X, y, screening=None, **options)
+        screened = svmscreen.train_ramp(X, y, screening="safe", **options)
+    for result in (plain, screened):
+        assert result.n_outer == 1 and result.outlier_history[0].size == 0
+        assert result.n_refine[0] > 0
+    assert_same_cccp(plain, screened)
+
+
+def test_screening_keeps_the_outliers_of_weighted_collapses():
+    """Seeded random problems built to have ties at s (weighted_collapse):
+    screening on and off take the same outlier sets and reach the same
+    objectives.  Before near-tie margins were re-solved, seeds 134, 165, 224,
+    238, 313, 372, 467, 500, 551 and 566 of these 600 took different sets;
+    there, both now take exact CCCP's."""
+    for seed in range(600):
+        X, y, options = weighted_collapse(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plain = svmscreen.train_ramp(X, y, screening=None, **options)
+            screened = svmscreen.train_ramp(X, y, screening="safe", **options)
+        try:
+            assert_same_cccp(plain, screened)
+            if seed in (134, 165, 224, 238, 313, 372, 467, 500, 551, 566):
+                assert [h.tolist() for h in plain.outlier_history] == \
+                    exact_outlier_sets(X, y, options)
+        except AssertionError as error:
+            raise AssertionError(f"seed {seed}: {error}") from None
