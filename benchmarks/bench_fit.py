@@ -283,5 +283,6 @@ def _ratio_cell(ratio, width):
         return f"{'?':>{width}}"
     return f"{('' if relation == '=' else relation) + format(value, '.2f'):>{width}}"
 
+
 if __name__ == "__main__":
     main()
