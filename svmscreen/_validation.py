@@ -146,8 +146,8 @@ def check_vector(value, n, name, *, scalar=False):
         raise ValueError(f"{name} must be a finite array of shape ({n},), got shape {arr.shape}")
     arr = np.array(arr, dtype=np.float64, order="C")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be a finite array of shape ({n},): it contains "
-                         "NaN or infinity")
+        shape = "(1-D)" if n is None else f"of shape ({n},)"
+        raise ValueError(f"{name} must be a finite array {shape}: it contains NaN or infinity")
     return arr
 
 

@@ -351,6 +351,8 @@ def test_predict_refuses_overflowing_decision_values():
     ((np.zeros(5), None, -1.0, 0.0, 1.0, np.ones(5)), TypeError, "grad"),
     ((np.zeros(5), -np.ones(4), -1.0, 0.0, 1.0, np.ones(5)), ValueError, "grad"),
     ((0.0, -1.0, -1.0, 0.0, 1.0, 1.0), ValueError, "alpha must be 1-D"),
+    ((np.array([np.nan, 0.0]), -np.ones(2), -1.0, 0.0, 1.0, None), ValueError,
+     r"alpha must be a finite array \(1-D\): it contains NaN"),
     ((np.zeros(5), -np.ones(5), -1.0, 0.0, 1.0, np.ones(5) > 0), TypeError, "y"),
     ((np.zeros(5), -np.ones(5), -1.0, 0.0, 1.0, np.full(5, 2.0)), ValueError, "signs"),
     ((np.zeros(5), -np.ones(5), -1.0, 1.0, 0.0, np.ones(5)), ValueError, "lo must be <= hi"),
