@@ -152,6 +152,14 @@ cdef class QMatrix:
             i = int(np.flatnonzero(~np.isfinite(np.asarray(self.QD)))[0])
             raise ValueError(f"kernel values overflow: K(x_{i}, x_{i}) is not finite; "
                              "scale X down or lower gamma/degree")
+        if self.n and not np.isfinite(4.0 * np.max(np.abs(self.QD))):
+            # SMO's step divides by K_ii + K_jj - 2 K_ij, up to 4 max K_ii for
+            # a PSD kernel: infinite, every step is 0, and the solve ran to
+            # max_iter without a word (a finite precomputed kernel of 1e308)
+            i = int(np.argmax(np.abs(self.QD)))
+            raise ValueError(f"kernel values overflow: K(x_{i}, x_{i}) = "
+                             f"{float(self.QD[i]):.3g} leaves no room for the solver's "
+                             "K_ii + K_jj - 2 K_ij in float64; scale the kernel (or X) down")
 
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil:
         """Column i of Q, entries 0..length-1 in position order."""

@@ -1423,6 +1423,16 @@ def test_boxes_1e_15_and_1e9_wide_reach_scikit_learns_optimum():
     assert model.objective_ == pytest.approx(objective, rel=1e-6)
 
 
+def test_a_kernel_too_large_for_the_step_is_an_error():
+    # finite, but K_ii + K_jj - 2 K_ij overflows: every SMO step was 0 and
+    # fit_binary ran to max_iter (10M iterations) and returned 0 SVs
+    X, y = random_svc(30, 3, 0)
+    K = 1.7e308 * np.exp(-0.4 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    with pytest.raises(ValueError, match="leaves no room for the solver's"):
+        fit_binary(K, y, kernel="precomputed")
+    fit_binary(K / 8, y, kernel="precomputed", max_iter=1000)    # 4 max K_ii fits
+
+
 @pytest.mark.parametrize("name", ["p", "lo", "hi", "alpha0"])
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 def test_solve_refuses_values_that_are_not_finite(name, bad):
