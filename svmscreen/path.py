@@ -796,17 +796,50 @@ def screening_applies(problem, rule):
     semi-definite: sigmoid, and polynomial with coef0 < 0.  The rules bound
     w* in the kernel's feature space (a concave dual); on such a kernel they
     would screen against a non-convex problem, and the screened solve could
-    end at another stationary point.  A precomputed kernel is taken to be
-    PSD (``train_path``'s screening parameter says so; testing it costs an
-    eigendecomposition): on an indefinite one the KKT check puts back what
-    a rule got wrong, but the answer can differ from the unscreened one."""
+    end at another stationary point.  Likewise a precomputed kernel that is
+    not symmetric (``_asymmetry`` above SYMMETRY_RTOL).  A symmetric one is
+    taken to be PSD (``train_path``'s screening parameter says so; testing
+    it costs an eigendecomposition): on an indefinite one the KKT check puts
+    back what a rule got wrong, but the answer can differ from the
+    unscreened one."""
     kernel, coef0 = problem.kernel_params["kernel"], problem.kernel_params["coef0"]
     if kernel == "sigmoid" or (kernel == "poly" and coef0 < 0):
         warnings.warn(f"screening={rule!r} needs a positive semi-definite kernel, which "
                       f"kernel={kernel!r} with coef0={coef0:g} need not be: solving "
                       "without screening", UserWarning, stacklevel=4)
         return False
+    if kernel == "precomputed":
+        asymmetry = _asymmetry(problem.X)
+        if asymmetry > SYMMETRY_RTOL:
+            # SMO reads Q's column i as row i; the rules bound w* of a Gram
+            # matrix: on K != K' each works on another problem, and the
+            # screened solves ended at other points (put back > 0)
+            warnings.warn(f"screening={rule!r} needs a symmetric kernel matrix; the "
+                          f"precomputed X differs from its transpose by {asymmetry:.3g} of "
+                          "its largest entry: solving without screening", UserWarning,
+                          stacklevel=4)
+            return False
     return True
+
+
+# Above this max |K_ij - K_ji| / max |K| a precomputed kernel is not taken
+# for a symmetric one: far above the round-off of a Gram matrix computed in
+# any order (a few 1e-16), far below any asymmetry of substance.
+SYMMETRY_RTOL = 1e-10
+
+
+def _asymmetry(K, block=256):
+    """max |K - K'| / max |K| of a square dense K (0 for K = 0), a block of
+    rows at a time (K - K' whole would double the memory of a large K)."""
+    n = K.shape[0]
+    scale = float(np.max(np.abs(K))) if n else 0.0
+    if scale == 0.0:
+        return 0.0
+    worst = 0.0
+    for start in range(0, n, block):
+        rows = K[start:start + block]
+        worst = max(worst, float(np.max(np.abs(rows - K[:, start:start + block].T))))
+    return worst / scale
 
 
 def make_screening(rule, problem, fit_intercept):
@@ -1024,8 +1057,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         domes lose the most to that widening, and on small problems their
         look-ahead solves cost more than they save (sec. 7).  The rules
         need a positive semi-definite kernel: the path turns them off for
-        sigmoid and for poly with coef0 < 0, and takes a precomputed
-        kernel to be PSD.
+        sigmoid, for poly with coef0 < 0 and for a precomputed kernel that
+        is not symmetric, and takes a symmetric precomputed kernel to be
+        PSD.
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int, iterable of (train, test) index arrays, or None
         Cross-validation along the path: k stratified folds, or the given
