@@ -1734,8 +1734,9 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     if not np.all(np.isfinite(grad)):
         # the diagonal was checked; an entry off it overflowed (poly with
         # coef0 < 0 can exceed every K_ii)
-        raise ValueError("kernel values overflow: some K(x_i, x_j) is not finite; "
-                         "scale X down or lower gamma/degree/coef0")
+        raise ValueError("kernel values overflow: some K(x_i, x_j) is not finite (beyond "
+                         "3.4e38 where Q is rounded to float, as LIBSVM's and the drop-in's); "
+                         "scale the kernel or X down, or lower gamma/degree/coef0")
     if nu:
         rho = s.calculate_rho_nu(s.l)
     else:
