@@ -27,6 +27,11 @@ Differences from libsvm's binding, all deliberate:
 * the multi-class nu-SVC prediction crash of ``svm_predict`` (a one-slot
   buffer for k(k-1)/2 decision values) is not copied: every pair's value is
   returned;
+* a precomputed kernel given as a scipy CSR matrix is read by column
+  index: a serial-number column 0 or a kernel value of 0 left implicit (not
+  stored) reads as 0, where libsvm's binding reads the stored entries by
+  position and shifts the row's kernel values (decision values off by up to
+  4 on a random kernel);
 * the low-level ctypes layer (``libsvm.svm_train`` on pointers) does not
   exist; ``gen_svm_nodearray`` returns a dict that ``svm_predict`` accepts.
 """
