@@ -28,10 +28,10 @@ Differences from libsvm's binding, all deliberate:
   buffer for k(k-1)/2 decision values) is not copied: every pair's value is
   returned;
 * a precomputed kernel given as a scipy CSR matrix is read by column
-  index: a serial-number column 0 or a kernel value of 0 left implicit (not
-  stored) reads as 0, where libsvm's binding reads the stored entries by
-  position and shifts the row's kernel values (decision values off by up to
-  4 on a random kernel);
+  index: a test row whose serial-number column 0 holds an implicit zero
+  (not stored) predicts as its dense copy, where libsvm's binding reads the
+  stored entries by position and shifts the row's kernel values (decision
+  values off by up to 4 on a random kernel);
 * the low-level ctypes layer (``libsvm.svm_train`` on pointers) does not
   exist; ``gen_svm_nodearray`` returns a dict that ``svm_predict`` accepts.
 """
