@@ -90,7 +90,7 @@ def _refine_near_ties(resolve, result, signs, s, tol, budget):
     warm from ``result``, 10 times tighter each round, until every such
     margin is farther from the edge than it moved in the last round, after
     TIE_ROUNDS rounds, at the gradient's round-off, or when the ``budget``
-    of iterations is spent.
+    of iterations is spent (None: each re-solve has the solver's own cap).
 
     Returns (result, runs): the last solution that reached its tolerance,
     and every re-solve's (result, put_back), for the step's counters."""
@@ -103,14 +103,15 @@ def _refine_near_ties(resolve, result, signs, s, tol, budget):
     # below the violation reached (a solve may stop well under tol), so
     # that each round does work and its change estimates the error
     target = min(tol, result.violation)
-    while near.any() and len(runs) < TIE_ROUNDS and budget > 0:
+    while near.any() and len(runs) < TIE_ROUNDS and (budget is None or budget > 0):
         target /= 10.0
         # the gradient's own floor (_rules._gradient_floor), with room
         if target < 100.0 * gradient_floor(float(np.abs(result.grad).max())):
             break
         refined, put_back = resolve(result, target, budget)
         runs.append((refined, put_back))
-        budget -= refined.n_iter
+        if budget is not None:
+            budget -= refined.n_iter
         if refined.status != "optimal":
             break
         new_margins = refined.grad + 1.0 - signs * refined.rho
@@ -146,14 +147,17 @@ class RampResult:
         #{mu_i > 0} used by each step.
     screened_zero, screened_bound, frozen, put_back, n_iter : ndarray of int
         Per step: samples fixed at beta = 0 / beta = C by screening at the
-        warm start, samples frozen by screening during the solve, samples
-        put back (0 when the rules are right), SMO iterations.
+        warm start, samples frozen by screening during the solve (with
+        re-solves, the most frozen during one of them), samples put back (0
+        when the rules are right), SMO iterations (``max_iter`` bounds
+        them, re-solves included).
     n_refine : ndarray of int
         Per step, the re-solves that CCCP's tie rule asked for: 10 times
         tighter each, when tol <= 1e-6 and a margin lay within 100 tol of
         s - tol (``outlier_weights``, ``_refine_near_ties``).  Their
-        iterations, work and frozen samples are in the step's counters, and
-        the step's solution is the last of them.
+        iterations and work are in the step's counters, and the step's
+        solution is the last of them that reached its tolerance (one that
+        reached max_iter is dropped, with a warning).
     screen_seconds, solve_seconds : ndarray
     work_select, work_reconstruct, work_gbar, n_screens, kernel_evals, n_swaps : ndarray of int
         Per step, diagnostics of the solve: the solver's work counters
@@ -246,23 +250,31 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                                  tol=target, shrinking=shrinking, max_iter=budget,
                                  first_shrink=WARM_FIRST_SHRINK, **rules)
 
-        # the re-solves together may take as many iterations as the solve,
-        # plus 10 n, within max_iter
-        budget = result.n_iter + 10 * n
+        # max_iter bounds the step, re-solves included.  (A budget scaled
+        # by the step's own solve starved the warm steps of a path, which
+        # take few iterations: their re-solves were dropped, and the path
+        # took other outliers than train_ramp.)
         result, runs = _refine_near_ties(resolve, result, y, s, tol,
-                                         budget if max_iter is None else min(budget, max_iter))
+                                         None if max_iter is None else max_iter - counts[0])
+        if runs and runs[-1][0].status != "optimal":
+            warnings.warn(f"C={C:g}, CCCP step {step}: the re-solve near the ties at s "
+                          "reached max_iter; mu is decided on the margins solved to tol",
+                          ConvergenceWarning, stacklevel=3)
         n_refine = 0
         for run, run_put_back in runs:
             n_refine += run.status == "optimal"
             put_back += run_put_back
-            frozen += int(run.n_frozen)
+            # the most frozen by one of the step's solves: each re-solve
+            # freezes much of what the one before it had (a sum exceeded n)
+            frozen = max(frozen, int(run.n_frozen) - run.start_frozen_lower
+                         - run.start_frozen_upper)
             screen_seconds += run.screen_seconds
             for k, value in enumerate((run.n_iter, run.work_select, run.work_reconstruct,
                                        run.work_gbar, run.n_screens, run.n_swaps)):
                 counts[k] += value
         solve_seconds = time.perf_counter() - solve_start - screen_seconds
         if result.status != "optimal":
-            warnings.warn(f"CCCP step {step}: the inner solver reached max_iter",
+            warnings.warn(f"C={C:g}, CCCP step {step}: the inner solver reached max_iter",
                           ConvergenceWarning, stacklevel=3)
         beta, grad = result.alpha, result.grad
         intercept = -result.rho
@@ -291,7 +303,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         # taken at the intercept J uses.
         inner_gap = gap_at(intercept, beta, grad, lo, C_i, y)
         if J > previous_J + inner_gap + 1e-12 * max(1.0, abs(previous_J)):
-            warnings.warn(f"CCCP step {step}: the ramp objective rose from {previous_J:.10g} "
+            warnings.warn(f"C={C:g}, CCCP step {step}: the ramp objective rose from "
+                          f"{previous_J:.10g} "
                           f"to {J:.10g}, more than the inner duality gap {inner_gap:.3g}; "
                           f"stopping at the lowest objective {best[0]:.10g}",
                           ConvergenceWarning, stacklevel=3)
@@ -312,13 +325,14 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
             # equal to the solver's tolerance (each rise within the inner
             # gap, checked above), which would run to max_outer.  End at the
             # cycle's lowest objective.
-            warnings.warn(f"CCCP step {step}: the outliers return to an earlier set (a cycle "
-                          f"at tol={tol:g}); ending at the lowest objective {best[0]:.10g}",
+            warnings.warn(f"C={C:g}, CCCP step {step}: the outliers return to an earlier set "
+                          f"(a cycle at tol={tol:g}); ending at the lowest objective "
+                          f"{best[0]:.10g}",
                           ConvergenceWarning, stacklevel=3)
             _, beta, mu, intercept, grad, chosen = best
             break
         if step + 1 == max_outer:
-            warnings.warn(f"CCCP did not converge in max_outer={max_outer} steps",
+            warnings.warn(f"C={C:g}: CCCP did not converge in max_outer={max_outer} steps",
                           ConvergenceWarning, stacklevel=3)
             break
         # Next step: same beta, equality y'beta = y'mu_new restored by moving
@@ -348,7 +362,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
     if w_squared <= 10.0 * noise:
         why = (" (every margin sample is an outlier)" if np.any(mu > 0)
                else " (the hinge optimum itself)")
-        warnings.warn(f"CCCP ended with w = 0{why}: the model is constant", UserWarning,
+        warnings.warn(f"C={C:g}: CCCP ended with w = 0{why}: the model is constant", UserWarning,
                       stacklevel=3)
     return beta, mu, intercept, trace, converged, chosen
 

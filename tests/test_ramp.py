@@ -394,13 +394,10 @@ def assert_same_cccp(plain, screened, rtol=1e-8):
     np.testing.assert_allclose(screened.objective, plain.objective, rtol=rtol)
 
 
-def test_ties_at_s_survive_noise_above_tol():
-    """The hinge optimum has w = 0 and b = 1 (class weights 1.6 and 128,
-    quadratic kernel, s = -1): its 59 negatives sit exactly at margin s, so
-    exact CCCP stops after the first step with no outlier.  The inner solve
-    at tol = 1e-10 leaves those margins up to 1.3e-10 below s, beyond the
-    tie slack tol: screening off took [] -> [31] -> [31, 84], screening on
-    [] -> [31, 84]."""
+def tie_problem():
+    """(X, y, train_ramp options) whose hinge optimum has w = 0 and b = 1
+    (class weights 1.6 and 128, quadratic kernel, s = -1, tol 1e-10): its
+    59 negatives sit exactly at margin s."""
     rng = np.random.default_rng(1476)
     n, d = int(rng.integers(20, 150)), int(rng.integers(1, 6))
     y = np.where(rng.random(n) < rng.uniform(0.2, 0.8), 1.0, -1.0)
@@ -412,8 +409,17 @@ def test_ties_at_s_survive_noise_above_tol():
     if rng.random() < 0.3:
         X = np.round(X, 1)
     C, weights = 2.138226490163679, {-1.0: 1.6034341508668555, 1.0: 128.59834797859594}
-    options = dict(C=C, s=-1.0, kernel="poly", gamma=0.05, coef0=1.0, degree=2,
-                   class_weight=weights, tol=1e-10, shrinking=False)
+    return X, y, dict(C=C, s=-1.0, kernel="poly", gamma=0.05, coef0=1.0, degree=2,
+                      class_weight=weights, tol=1e-10, shrinking=False)
+
+
+def test_ties_at_s_survive_noise_above_tol():
+    """tie_problem: exact CCCP stops after the first step with no outlier.
+    The inner solve at tol = 1e-10 leaves the 59 tied margins up to 1.3e-10
+    below s, beyond the tie slack tol: screening off took [] -> [31] ->
+    [31, 84], screening on [] -> [31, 84]."""
+    X, y, options = tie_problem()
+    C, weights = options["C"], options["class_weight"]
     # exact CCCP: the hinge optimum's margins, none below s
     K = Kernel(X, "poly", 0.05, 1.0, 2).rows(np.arange(y.size))
     C_i = C * np.where(y > 0, weights[1.0], weights[-1.0])
@@ -450,3 +456,52 @@ def test_screening_keeps_the_outliers_of_weighted_collapses():
                     exact_outlier_sets(X, y, options)
         except AssertionError as error:
             raise AssertionError(f"seed {seed}: {error}") from None
+
+
+def test_near_tie_resolves_stay_within_max_iter_and_count_frozen_once():
+    # The re-solves had a budget of their own on top of max_iter (a step
+    # ran 854 iterations at max_iter=800), and each re-solve's frozen
+    # samples were added to the step's (177 frozen of 173 samples).
+    X, y, options = tie_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for max_iter in (760, 800):
+            result = svmscreen.train_ramp(X, y, screening=None, max_iter=max_iter, **options)
+            assert np.all(result.n_iter <= max_iter)
+        result = svmscreen.train_ramp(X, y, screening="safe", **options)
+    assert result.n_refine.max() > 0
+    assert np.all(result.frozen + result.screened_zero + result.screened_bound <= y.size)
+
+
+def test_ramp_path_refines_its_warm_steps_as_train_ramp():
+    # The re-solves' budget was the step's own iterations + 10 n: the path's
+    # first step, warm from its hinge solution, takes 0, so its re-solve was
+    # dropped, and the path took sample 96 (exact margin 0.22 tol below the
+    # edge) as no outlier where train_ramp and exact CCCP take it.
+    X, y = load_dataset("diabetes_scale", 400)
+    y = np.array(y)
+    y[np.random.default_rng(0).choice(y.size, y.size // 10, replace=False)] *= -1
+    options = dict(s=-1.0, gamma=0.05, tol=1e-6, class_weight={1.0: 20.0, -1.0: 0.5})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = svmscreen.train_ramp_path(X, y, [0.1], **options)[0]
+        single = svmscreen.train_ramp(X, y, 0.1, **options)
+    assert [h.tolist() for h in path.outlier_history] == \
+        [h.tolist() for h in single.outlier_history]
+    assert 96 in single.outlier_history[1]
+
+
+def test_ramp_path_warns_at_each_C():
+    # CCCP's warnings did not name C: under the default filter the second
+    # C's were dropped as repeats of the first's
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(40) < 0.5, -1.0, 1.0)
+    X = rng.normal(size=(40, 3)) + y[:, None]
+    y[:5] *= -1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        svmscreen.train_ramp_path(X, y, [1.0, 100.0], gamma=0.5, max_iter=3, max_outer=2,
+                                  tol=1e-8)
+    messages = [str(w.message) for w in caught]
+    for C in ("C=1:", "C=100:"):
+        assert any(m.startswith(C) and "did not converge in max_outer" in m for m in messages)
