@@ -82,6 +82,18 @@ TIE_ROUNDS = 3
 TIE_REFINE_TOL = 1e-6
 
 
+def step_margins(result, signs):
+    """The margins z_i = y_i f(x_i) of an inner solve's ``result``: Q (beta -
+    mu) = G + 1 (the inner problem's p = -1 - Q mu), so z = G + 1 + y b
+    with b = -rho."""
+    return result.grad + 1.0 - signs * result.rho
+
+
+# A CCCP step's solver counters, summed over its solve and re-solves
+STEP_COUNTERS = ("n_iter", "work_select", "work_reconstruct", "work_gbar", "n_screens",
+                 "n_swaps")
+
+
 def _refine_near_ties(resolve, result, signs, s, tol, budget):
     """The step's solution to decide mu from (``outlier_weights`` with
     slack = tol): ``result`` itself unless tol <= TIE_REFINE_TOL and a
@@ -97,7 +109,7 @@ def _refine_near_ties(resolve, result, signs, s, tol, budget):
     runs = []
     if result.status != "optimal" or tol > TIE_REFINE_TOL:
         return result, runs
-    margins = result.grad + 1.0 - signs * result.rho
+    margins = step_margins(result, signs)
     edge = s - tol
     near = np.abs(margins - edge) <= TIE_WINDOW * tol
     # below the violation reached (a solve may stop well under tol), so
@@ -114,7 +126,7 @@ def _refine_near_ties(resolve, result, signs, s, tol, budget):
             budget -= refined.n_iter
         if refined.status != "optimal":
             break
-        new_margins = refined.grad + 1.0 - signs * refined.rho
+        new_margins = step_margins(refined, signs)
         near &= np.abs(new_margins - edge) <= np.abs(new_margins - margins)
         result, margins = refined, new_margins
     return result, runs
@@ -241,8 +253,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
             max_iter=max_iter, **warm, **rules)
         screened = (result.start_frozen_lower, result.start_frozen_upper)
         frozen = int(result.n_frozen) - sum(screened)
-        counts = [result.n_iter, result.work_select, result.work_reconstruct,
-                  result.work_gbar, result.n_screens, result.n_swaps]
+        counts = {name: getattr(result, name) for name in STEP_COUNTERS}
         screen_seconds = result.screen_seconds
 
         def resolve(start, target, budget):
@@ -255,7 +266,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         # take few iterations: their re-solves were dropped, and the path
         # took other outliers than train_ramp.)
         result, runs = _refine_near_ties(resolve, result, y, s, tol,
-                                         None if max_iter is None else max_iter - counts[0])
+                                         None if max_iter is None
+                                         else max_iter - counts["n_iter"])
         if runs and runs[-1][0].status != "optimal":
             warnings.warn(f"C={C:g}, CCCP step {step}: the re-solve near the ties at s "
                           "reached max_iter; mu is decided on the margins solved to tol",
@@ -269,29 +281,24 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
             frozen = max(frozen, int(run.n_frozen) - run.start_frozen_lower
                          - run.start_frozen_upper)
             screen_seconds += run.screen_seconds
-            for k, value in enumerate((run.n_iter, run.work_select, run.work_reconstruct,
-                                       run.work_gbar, run.n_screens, run.n_swaps)):
-                counts[k] += value
+            for name in STEP_COUNTERS:
+                counts[name] += getattr(run, name)
         solve_seconds = time.perf_counter() - solve_start - screen_seconds
         if result.status != "optimal":
             warnings.warn(f"C={C:g}, CCCP step {step}: the inner solver reached max_iter",
                           ConvergenceWarning, stacklevel=3)
         beta, grad = result.alpha, result.grad
         intercept = -result.rho
-        # Q(beta - mu) = G + 1, so the margins are z = G + 1 + y b and
-        # ||w||^2 = (beta - mu)'(G + 1).
+        # ||w||^2 = (beta - mu)'Q(beta - mu) = (beta - mu)'(G + 1)
         coef = beta - mu
-        margins = grad + 1.0 + y * intercept
+        margins = step_margins(result, y)
         J = 0.5 * float(coef @ (grad + 1.0)) + float(np.sum(C_i * ramp_loss(margins, s)))
         trace.append(dict(objective=J, n_outliers=int(np.count_nonzero(mu)),
                           outliers=np.flatnonzero(mu),
                           screened_zero=screened[0], screened_bound=screened[1],
-                          frozen=frozen, n_screens=counts[4],
-                          put_back=put_back, n_iter=counts[0], status=result.status,
-                          work_select=counts[1], work_reconstruct=counts[2],
-                          work_gbar=counts[3], n_refine=n_refine,
-                          kernel_evals=Q.kernel_evals - kernel_evals,
-                          n_swaps=counts[5],
+                          frozen=frozen, put_back=put_back, status=result.status,
+                          n_refine=n_refine, kernel_evals=Q.kernel_evals - kernel_evals,
+                          **counts,
                           screen_seconds=screen_seconds, solve_seconds=solve_seconds))
         if progress is not None:
             progress(step + 1, J, trace[-1]["n_outliers"])
