@@ -31,8 +31,9 @@ and the line; so does a nan or an infinite gamma, coef0 or support-vector
 value, which LIBSVM would read (the data reader, ``load_svmlight_file``,
 refuses them too).  rho, probA, probB and the coefficients may be nan or
 infinite: svm-train writes them so, as LIBSVM does (nan for a nu-SVC of
-conflicting points, rho inf for a one-class -n 1 or a class weight 0).  Writing goes through a temporary file renamed at the end, so
-a failure never leaves a partial model file.
+conflicting points, rho inf for a one-class -n 1 or a class weight 0).
+Writing goes through a temporary file renamed at the end, so a failure
+never leaves a partial model file.
 """
 import math
 import os
@@ -279,7 +280,7 @@ def load_model(path):
             raise tokens.error(line_number, f"expected {m} coefficients (nr_class - 1) before "
                                f"the features, found {found}")
         try:
-            # nan as rho can be (a nu-SVC of conflicting points)
+            # nan and inf are read, as rho's (the module's docstring)
             coefs.append([float(token) for token in head])
         except ValueError:
             bad = next(t for t in head if not _is_float(t))
