@@ -280,11 +280,21 @@ def exact_svc(K, y, C, fit_intercept=True, alpha0=None):
     """
     K = np.asarray(K, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    Q = (y[:, None] * y[None, :]) * K
+    return exact_svc_dual(Q, -np.ones(y.shape[0]), C, y, fit_intercept=fit_intercept,
+                          alpha0=alpha0)
+
+
+def exact_svc_dual(Q, p, C, y, delta=0.0, fit_intercept=True, alpha0=None):
+    """``exact_svc`` on its dual min 1/2 a'Qa + p'a, 0 <= a <= C, y'a =
+    delta (a CCCP step of the ramp loss: p = -1 - Q mu, delta = y'mu):
+    (alpha, (b_lo, b_hi)), the intercepts b with y_i b = -G_i at the free
+    variables (G = Q a + p)."""
+    y = np.asarray(y, dtype=np.float64)
     n = y.shape[0]
     hi = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)).copy()
-    Q = (y[:, None] * y[None, :]) * K
     alpha, lam, at_lo, at_hi = exact_box_qp_full(
-        Q, -np.ones(n), np.zeros(n), hi, y if fit_intercept else None, 0.0, alpha0)
+        Q, p, np.zeros(n), hi, y if fit_intercept else None, delta, alpha0)
     if not fit_intercept:
         return alpha, (0.0, 0.0)
     # classify by value: bound values are set exactly, and a working-set-free
@@ -300,8 +310,8 @@ def exact_svc(K, y, C, fit_intercept=True, alpha0=None):
     free = ~(at_lo | at_hi) & weighs
     if np.any(free):
         return alpha, (lam, lam)
-    # no free variable: G_i + b y_i >= 0 at 0, <= 0 at C  (G = Q a - 1)
-    grad = Q @ alpha - 1.0
+    # no free variable: G_i + b y_i >= 0 at 0, <= 0 at C
+    grad = Q @ alpha + p
     lower, upper = _multiplier_interval(grad, y, at_lo, at_hi)
     if lower > upper:  # rounding only (the KKT check passed): collapse to a point
         lower = upper = 0.5 * (lower + upper)

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _reference import exact_box_qp, exact_svc, svc_margins
+from _reference import exact_svc, exact_svc_dual, svc_margins
 from conftest import load_dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,25 +23,26 @@ def noisy_blobs(n, flip, seed, d=3):
     return X, y
 
 
-def reference_cccp(K, y, C, s, max_outer=50):
+def reference_cccp(K, y, C, s, max_outer=50, slack=0.0):
     """CCCP with every inner problem solved exactly (notes/seed_001 §1):
-    min 1/2 b'Qb + p'b, p = -1 - Q mu, y'b = y'mu, 0 <= b <= C."""
+    min 1/2 b'Qb + p'b, p = -1 - Q mu, y'b = y'mu, 0 <= b <= C (a number,
+    or C_i per sample), by exact_svc_dual; the intercept from the free
+    samples, or the midpoint of the optimal interval when there are none,
+    as LIBSVM; the tie rule mu_i = C_i [z_i < s - slack].  Returns, per
+    step, (outliers, J, inner objective)."""
     n = y.size
+    C_i = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,))
     Q = y[:, None] * y[None, :] * K
     mu = np.zeros(n)
     history = []
     for _ in range(max_outer):
-        beta = exact_box_qp(Q, -1.0 - Q @ mu, np.zeros(n), np.full(n, C), y=y,
-                            delta=float(y @ mu))
+        beta, (b_lo, b_hi) = exact_svc_dual(Q, -1.0 - Q @ mu, C_i, y, delta=float(y @ mu))
         coef = beta - mu
         q = Q @ coef
-        free = (beta > 1e-12) & (beta < C - 1e-12)
-        # b from the free samples: y_i f_i = 1  =>  b = y_i (1 - q_i)
-        b = float(np.mean(y[free] * (1.0 - q[free])))
-        margins = q + y * b
-        J = 0.5 * coef @ q + C * ramp_loss(margins, s).sum()
+        margins = q + y * (0.5 * (b_lo + b_hi))
+        J = 0.5 * coef @ q + float(np.sum(C_i * ramp_loss(margins, s)))
         history.append((np.flatnonzero(mu), J, 0.5 * beta @ Q @ beta + (-1.0 - Q @ mu) @ beta))
-        new_mu = outlier_weights(margins, np.full(n, C), s)
+        new_mu = outlier_weights(margins, C_i, s, slack=slack)
         if np.array_equal(new_mu, mu):
             break
         mu = new_mu
@@ -356,36 +357,15 @@ def weighted_collapse(seed):
     return X, y, options
 
 
-def exact_outlier_sets(X, y, options, max_outer=50):
-    """CCCP's outlier sets with every step solved exactly (exact_box_qp,
-    per-sample boxes C_i; the intercept from the free samples, or the
-    midpoint of the optimal interval when there are none, as LIBSVM) and
-    the tie rule mu_i = C_i [z_i < s - tol]."""
+def exact_outlier_sets(X, y, options):
+    """reference_cccp's outlier sets for train_ramp's ``options`` (class
+    weights as per-sample boxes, tie slack tol)."""
     K = Kernel(X, options["kernel"], options["gamma"], options["coef0"],
                options["degree"]).rows(np.arange(y.size))
     weights = options["class_weight"]
     C_i = options["C"] * np.where(y > 0, weights[1.0], weights[-1.0])
-    Q = y[:, None] * y[None, :] * K
-    mu, sets = np.zeros(y.size), []
-    for _ in range(max_outer):
-        beta = exact_box_qp(Q, -1.0 - Q @ mu, np.zeros(y.size), C_i, y=y, delta=float(y @ mu))
-        beta = np.where(beta <= 1e-13 * C_i, 0.0, np.where(beta >= C_i * (1 - 1e-13), C_i, beta))
-        q = Q @ (beta - mu)
-        free = (beta > 0) & (beta < C_i)
-        if free.any():
-            b = float(np.mean(y[free] * (1.0 - q[free])))
-        else:
-            # G_i + y_i b >= 0 at beta_i = 0, <= 0 at C_i, with G = q - 1: b lies
-            # between the thresholds y_i (1 - q_i) of the two sides
-            low = np.where(y > 0, beta < C_i, beta > 0)
-            threshold = y * (1.0 - q)
-            b = 0.5 * (np.max(threshold[low]) + np.min(threshold[~low]))
-        sets.append(np.flatnonzero(mu).tolist())
-        new_mu = outlier_weights(q + y * b, C_i, options["s"], slack=options["tol"])
-        if np.array_equal(new_mu, mu):
-            return sets
-        mu = new_mu
-    return sets
+    return [outliers.tolist() for outliers, _, _ in
+            reference_cccp(K, y, C_i, options["s"], slack=options["tol"])]
 
 
 def assert_same_cccp(plain, screened, rtol=1e-8):
