@@ -172,7 +172,10 @@ def _positive(name, value, allow_zero=False):
 
 def resolve_gamma(gamma, X, kernel):
     """gamma=None or "auto" -> 1/n_features (LIBSVM's default);
-    "scale" -> 1/(n_features * X.var()) (scikit-learn's)."""
+    "scale" -> 1/(n_features * X.var()) (scikit-learn's); a number >= 0
+    as it is (0, a constant kernel, as scikit-learn takes it; LIBSVM's
+    ``-g 0`` meaning 1/n_features is the svmutil layer's,
+    ``libsvm.model.resolve_parameters``)."""
     if kernel in ("linear", "precomputed"):
         # gamma plays no part; accept what a model of these kernels stores (0).
         if gamma is None or gamma in ("scale", "auto"):
@@ -195,8 +198,8 @@ def resolve_gamma(gamma, X, kernel):
             var = X.var()
         return 1.0 / (n_features * var) if var > 0 else 1.0
     if isinstance(gamma, str):
-        raise ValueError(f"gamma must be a positive number, 'scale' or 'auto', got {gamma!r}")
-    return _positive("gamma", gamma)
+        raise ValueError(f"gamma must be a number >= 0, 'scale' or 'auto', got {gamma!r}")
+    return _positive("gamma", gamma, allow_zero=True)
 
 
 def check_parameters(*, C, kernel, degree, coef0, tol, cache_size, max_iter):

@@ -59,6 +59,25 @@ def test_svc_matches_scikit_learn_on_three_classes(kernel):
     np.testing.assert_allclose(ours.dual_coef_, theirs.dual_coef_, atol=2e-3)
 
 
+@pytest.mark.parametrize("kernel, coef0", [("rbf", 0.0), ("poly", 1.0)])
+def test_gamma_zero_is_a_constant_kernel_as_in_scikit_learn(kernel, coef0):
+    """scikit-learn takes gamma=0.0 literally (a constant kernel), where
+    LIBSVM's svm-train reads -g 0 as 1/n_features; the estimators follow
+    scikit-learn (they had refused it), train_path too, screened or not."""
+    X, y = load_iris(return_X_y=True)
+    ours = SVC(kernel=kernel, gamma=0.0, coef0=coef0, C=2.0, tol=1e-8).fit(X, y)
+    theirs = svm.SVC(kernel=kernel, gamma=0.0, coef0=coef0, C=2.0, tol=1e-8).fit(X, y)
+    np.testing.assert_array_equal(ours.support_, theirs.support_)
+    np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X),
+                               atol=1e-6)
+    binary = y < 2
+    plain, screened = (svmscreen.train_path(X[binary], y[binary], n_C=6, kernel=kernel,
+                                            gamma=0.0, coef0=coef0, tol=1e-8, screening=rule)
+                       for rule in (None, "dvi"))
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-10)
+    assert screened.put_back.sum() == 0
+
+
 def test_svc_binary_matches_scikit_learn_with_weights_and_sparse_input():
     X, y = load_dataset("heart_scale")
     X = X.copy()
