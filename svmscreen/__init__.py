@@ -1,14 +1,49 @@
 """svmscreen: exact SVM training in the LIBSVM tradition, with safe sample
-screening along regularization paths."""
-from svmscreen._validation import ConvergenceWarning
-from svmscreen.datasets import dump_svmlight_file, load_dataset, load_svmlight_file
-from svmscreen.model import BinaryModel, fit_binary
-from svmscreen.objective import duality_gap
-from svmscreen.one_vs_one import OneVsOneModel, OneVsOnePath
-from svmscreen.path import PathResult, train_path
-from svmscreen.ramp import RampResult, train_ramp, train_ramp_path
+screening along regularization paths.
+
+The public names are imported on first use (PEP 562), so that ``import
+svmscreen`` and the command-line tools' entry points (``svmscreen._entry``)
+load nothing heavy before they can take a Ctrl-C quietly.
+"""
+import importlib
 
 __version__ = "0.1.0"
-__all__ = ["BinaryModel", "ConvergenceWarning", "OneVsOneModel", "OneVsOnePath", "PathResult",
-           "RampResult", "duality_gap", "dump_svmlight_file", "fit_binary", "load_dataset",
-           "load_svmlight_file", "train_path", "train_ramp", "train_ramp_path"]
+
+# public name -> the module that defines it
+_PUBLIC = {
+    "ConvergenceWarning": "svmscreen._validation",
+    "dump_svmlight_file": "svmscreen.datasets",
+    "load_dataset": "svmscreen.datasets",
+    "load_svmlight_file": "svmscreen.datasets",
+    "BinaryModel": "svmscreen.model",
+    "fit_binary": "svmscreen.model",
+    "duality_gap": "svmscreen.objective",
+    "OneVsOneModel": "svmscreen.one_vs_one",
+    "OneVsOnePath": "svmscreen.one_vs_one",
+    "PathResult": "svmscreen.path",
+    "train_path": "svmscreen.path",
+    "RampResult": "svmscreen.ramp",
+    "train_ramp": "svmscreen.ramp",
+    "train_ramp_path": "svmscreen.ramp",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    else:
+        # a submodule (``svmscreen.path``) reached as an attribute, as it
+        # was while this file imported them all
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

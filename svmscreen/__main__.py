@@ -1,5 +1,5 @@
 import sys
 
-from svmscreen.cli import main
+from svmscreen._entry import main
 
 sys.exit(main())

@@ -75,3 +75,48 @@ def test_the_path_command_stops_with_exit_status_130(jobs, tmp_path):
     assert returncode == 130
     assert err.strip() == "svmscreen: interrupted"
     assert seconds < MAX_SECONDS_AFTER_SIGNAL
+
+
+# A SIGINT delivered while the command imports numpy (the child raises it
+# itself, at that moment, so the test does not race the import).
+_SIGINT_DURING_LOAD = """
+import builtins, os, signal, sys
+real_import = builtins.__import__
+def import_and_interrupt(name, *args, **kwargs):
+    if name == "numpy":
+        builtins.__import__ = real_import
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = import_and_interrupt
+from svmscreen._entry import {main}
+sys.exit({main}({argv!r}))
+"""
+
+
+@pytest.mark.parametrize("main, stderr", [("train_main", ""), ("predict_main", ""),
+                                          ("scale_main", ""),
+                                          ("main", "svmscreen: interrupted")])
+def test_an_interrupt_while_a_command_loads_exits_130_quietly(main, stderr, tmp_path):
+    """Ctrl-C in the few tenths of a second that numpy, scipy and the
+    compiled modules take to load had ended in a traceback: the entry points
+    (pyproject.toml's scripts, ``python -m svmscreen``) now import the
+    commands inside the commands' own handling."""
+    code = _SIGINT_DURING_LOAD.format(main=main, argv=["x"])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env=subprocess_env(OMP_NUM_THREADS="1"),
+                          timeout=120)
+    assert (done.returncode, done.stderr.strip()) == (130, stderr)
+
+
+def test_import_svmscreen_loads_its_names_on_first_use(tmp_path):
+    code = ("import sys, svmscreen\n"
+            "print('numpy' in sys.modules, 'svmscreen.path' in sys.modules)\n"
+            "from svmscreen import *\n"
+            "print(train_path is svmscreen.path.train_path, sorted(svmscreen.__all__) "
+            "== sorted(n for n in dir(svmscreen) if n in svmscreen.__all__))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env=subprocess_env(), timeout=120)
+    assert done.stdout.split() == ["False", "False", "True", "True"], done.stderr
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        import svmscreen
+        svmscreen.no_such_name

@@ -1307,7 +1307,7 @@ def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
     env = subprocess_env(OMP_NUM_THREADS="1")
 
     def tool(main, *args):
-        code = f"import sys; from svmscreen.libsvm.commands import {main}; sys.exit({main}())"
+        code = f"import sys; from svmscreen._entry import {main}; sys.exit({main}())"
         return subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
                               text=True, cwd=tmp_path, env=env)
 
@@ -1324,7 +1324,7 @@ def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
     done = tool("predict_main", heart, "svr.model", "out")
     assert done.returncode == 0 and done.stdout.startswith("Mean squared error = ")
     # the test file from a pipe, as svm-predict reads it (not only a regular file)
-    code = ("import sys; from svmscreen.libsvm.commands import predict_main; "
+    code = ("import sys; from svmscreen._entry import predict_main; "
             "sys.exit(predict_main())")
     with open(heart, "rb") as source:
         done = subprocess.run([sys.executable, "-c", code, "/dev/stdin", "svr.model", "out"],
@@ -1333,7 +1333,7 @@ def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
     assert done.returncode == 0 and done.stdout.startswith("Mean squared error = ")
     # a reader that has gone away (svmscreen-scale ... | true): svm-scale
     # ends on SIGPIPE without a message; so does this, with the shell's 128 + 13
-    code = ("import sys; from svmscreen.libsvm.commands import scale_main; "
+    code = ("import sys; from svmscreen._entry import scale_main; "
             "sys.exit(scale_main())")
     with subprocess.Popen([sys.executable, "-c", code, heart], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, cwd=tmp_path, env=env) as child:
@@ -1357,7 +1357,7 @@ def test_output_errors_end_the_commands_cleanly(unbuffered, tmp_path):
     data.write_text("".join(
         f"{i % 2} " + " ".join(f"{j}:{v:.6f}" for j, v in enumerate(rng.random(20), 1)) + "\n"
         for i in range(5000)))           # about 1 MB scaled: more than a pipe holds
-    code = ("import sys; from svmscreen.libsvm.commands import {0}; sys.exit({0}())")
+    code = ("import sys; from svmscreen._entry import {0}; sys.exit({0}())")
     # cwd: not the source tree, whose svmscreen/ is not built in CI
     with subprocess.Popen([sys.executable, "-c", code.format("scale_main"), str(data)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
