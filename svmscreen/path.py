@@ -97,21 +97,31 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon, Q=None):
     ``Q`` (the QMatrix): W0 from its columns where the gradient cannot give
     it.
     """
-    W0 = float(alpha @ (grad - p))
+    # W0, U0 and C_prev xi0 in units of a power of two near max alpha (an
+    # exact scaling; s_max does not depend on the unit): W0 = a'Qa is
+    # quadratic in alpha, and below C_prev ~ 1e-160 it underflowed to 0,
+    # which read as an infinite step (C_prev = 1e-200 went to C_max at once)
+    unit = _power_of_two(float(np.abs(alpha).max()))
+    a = alpha / unit
+    W0 = float(a @ (grad - p))
     # G stores Q a + p to about eps (1 + |G_i|): where Q a is that small
     # (C_prev = 1e-17), W0 cancelled to 0 and read as an infinite step
-    W0_roundoff = _rules.gradient_floor(float(np.abs(grad).max())) * float(np.abs(alpha).sum())
+    W0_roundoff = _rules.gradient_floor(float(np.abs(grad).max())) * float(np.abs(a).sum())
     if Q is not None and W0 <= 1e3 * W0_roundoff:
         support = np.flatnonzero(alpha)
-        W0 = float(alpha[support] @ Q.add_columns(support, alpha[support],
-                                                  np.zeros(alpha.size))[support])
-    U0 = -float(p @ alpha)
+        W0 = float(a[support] @ Q.add_columns(support, alpha[support],
+                                              np.zeros(alpha.size))[support])
+    U0 = -float(p @ a)
     gap = gap_of(alpha, grad, p, lo, hi, y)
     # P_{C_prev}(w0, b) = W0/2 + C_prev xi0
-    C_xi0 = gap.primal - 0.5 * W0
+    C_xi0 = gap.primal / unit - 0.5 * W0
     if W0 <= 0:
         return np.inf
     b = U0 - C_xi0 + epsilon * U0
+    # b and W0 in units of the larger (exact again): their squares below
+    # neither overflow nor underflow
+    unit = _power_of_two(max(abs(b), W0))
+    b, W0 = b / unit, W0 / unit
     disc = b * b - (1 + epsilon) * W0 * W0
     if disc < 0 or b <= 0:
         return None
@@ -119,6 +129,12 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon, Q=None):
     # whose gap must be <= epsilon D) lies between them iff the larger is >= 1.
     s_max = (b + np.sqrt(disc)) / ((1 + epsilon) * W0)
     return C_prev * s_max if s_max > 1 else None
+
+
+def _power_of_two(value):
+    """The power of two 2**e with value in [2**(e-1), 2**e) (1 for 0):
+    dividing by it is exact."""
+    return float(np.ldexp(1.0, np.frexp(value)[1]))
 
 
 # ------------------------------------------------------------ warm start

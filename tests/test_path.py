@@ -1089,9 +1089,12 @@ def test_no_hard_margin_shortcut_after_max_iter():
     assert np.all(path.n_iter == 20) and np.all(path.status == "max_iter")
 
 
-def test_epsilon_path_from_a_tiny_C():
+@pytest.mark.parametrize("C_low", [1e-17, 1e-200, 1e-300])
+def test_epsilon_path_from_a_tiny_C(C_low):
     # At C = 1e-17, W0 = a'Qa read from the gradient (G = Q a - 1) cancelled
     # to 0, which read as an infinite step: the path went to C_max at once.
+    # Below C ~ 1e-160, W0 (quadratic in alpha) underflowed to 0 even from
+    # Q's columns, with the same jump.
     X, y = load_dataset("heart_scale")
-    path = train_path(X, y, grid="epsilon", epsilon=1e-3, C_range=(1e-17, 1e3))
+    path = train_path(X, y, grid="epsilon", epsilon=1e-3, C_range=(C_low, 1e3))
     assert len(path) > 100 and path.C[1] < 1e-2
