@@ -49,10 +49,18 @@ def log_grid(C_range, n_C):
 
 
 def check_C_range(C_range):
+    # a pair of real numbers, as check_C_grid's C: a string is not a pair
+    # ("12" read as (1, 2)), nor are bools, Decimals or strings float() reads
     try:
-        low, high = (float(v) for v in C_range)
+        if isinstance(C_range, (str, bytes, dict)):
+            raise ValueError
+        ends = list(C_range)
+        low, high = ends
     except (TypeError, ValueError):
         raise ValueError(f"C_range must be a pair (C_low, C_high), got {C_range!r}") from None
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Real) for v in ends):
+        raise TypeError(f"C_range's ends must be real numbers, got {C_range!r}")
+    low, high = float(low), float(high)
     if not (np.isfinite(low) and np.isfinite(high) and 0 < low <= high):
         raise ValueError(f"C_range must satisfy 0 < C_low <= C_high, got {C_range!r}")
     return low, high
