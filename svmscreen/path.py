@@ -555,10 +555,12 @@ def _epsilon_next(problem, result, C, hi, epsilon, options):
         n_iter += result.n_iter
         result.n_iter = n_iter
     if C_next is None:
-        warnings.warn(f"C={C:g}: the solution is not epsilon-accurate even at tol={tol:g} "
-                      f"(duality gap above epsilon={epsilon:g} times the dual value), so "
-                      "the next step of the epsilon-path is not certified", ConvergenceWarning,
-                      stacklevel=4)
+        why = (f"the solve stopped at {result.status} before it was epsilon-accurate"
+               if result.status != "optimal" else
+               f"the solution is not epsilon-accurate even at tol={tol:g}")
+        warnings.warn(f"C={C:g}: {why} (duality gap above epsilon={epsilon:g} times the "
+                      "dual value), so the next step of the epsilon-path is not certified",
+                      ConvergenceWarning, stacklevel=4)
         C_next = C * (1 + np.sqrt(epsilon))
     return result, C_next
 

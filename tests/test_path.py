@@ -1093,6 +1093,18 @@ def test_no_hard_margin_shortcut_after_max_iter():
     assert np.all(path.n_iter == 20) and np.all(path.status == "max_iter")
 
 
+def test_an_epsilon_step_after_max_iter_says_why_it_is_not_certified():
+    # it had said "not epsilon-accurate even at tol=...", as if tightening
+    # tol had failed, where the solve had stopped at max_iter
+    X, y = load_dataset("heart_scale")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train_path(X, y, grid="epsilon", C_range=(0.01, 0.02), max_iter=5)
+    steps = [str(w.message) for w in caught if "not certified" in str(w.message)]
+    assert steps and all("the solve stopped at max_iter before it was epsilon-accurate"
+                         in message for message in steps)
+
+
 @pytest.mark.parametrize("C_low", [1e-17, 1e-200, 1e-300])
 def test_epsilon_path_from_a_tiny_C(C_low):
     # At C = 1e-17, W0 = a'Qa read from the gradient (G = Q a - 1) cancelled
