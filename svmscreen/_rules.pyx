@@ -31,6 +31,7 @@ from libc.math cimport ceil, floor, sqrt, fabs, fmax, fmin, INFINITY, NAN
 from libc.stdlib cimport malloc, free
 
 from svmscreen._kernels cimport dense_dot
+from svmscreen._solver cimport QMatrix
 from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
                                 dome_bounds_loop)
 
@@ -1608,6 +1609,7 @@ cdef class TwoBallPathStep(_PathStep):
     cdef int geometry
     cdef Py_ssize_t budget
     cdef object add_columns
+    cdef QMatrix qmatrix                 # add_columns' QMatrix, called typed; or None
     cdef bint linear                     # Q s through linear_X, no budget
     cdef const int[::1] x_indptr, x_indices
     cdef const double[::1] x_data
@@ -1629,6 +1631,15 @@ cdef class TwoBallPathStep(_PathStep):
         n = len(y)
         self.geometry = 2 if intersect else 1
         self.add_columns = add_columns
+        # the solver's own add_columns: call its typed core (a Python call
+        # with its argument conversions was a quarter of an IT step at n = 270)
+        owner = getattr(add_columns, "__self__", None)
+        self.qmatrix = None
+        if isinstance(owner, QMatrix) and add_columns == owner.add_columns:
+            if (<QMatrix> owner).n != n:
+                raise ValueError(f"add_columns' QMatrix has {(<QMatrix> owner).n} "
+                                 f"variables, y has {n}")
+            self.qmatrix = owner
         self.linear = linear_X is not None
         self.budget = -1 if self.linear else budget
         if self.linear:
@@ -1781,10 +1792,16 @@ cdef class TwoBallPathStep(_PathStep):
                             self.index[m] = i
                             self.coef[m] = s_hi if self.shat[i] else -hi[i]
                             m += 1
-            if m:
+            if m and self.qmatrix is not None:
+                with nogil:
+                    self.qmatrix.add_columns_into(&self.index[0], &self.coef[0], m,
+                                                  &self.qs[0])
+            elif m:
                 self.add_columns(self.index_array[:m], self.coef_array[:m], self.qs_array)
-        self.shat_prev[:] = self.shat
-        self.hi_state[:] = hi
+        with nogil:
+            for i in range(n):
+                self.shat_prev[i] = self.shat[i]
+                self.hi_state[i] = hi[i]
         self.has_state = True
 
     def update_q_shat(self, shat, const double[::1] alpha, const double[::1] qa, double q,

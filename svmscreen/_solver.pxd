@@ -30,6 +30,8 @@ cdef class QMatrix:
     cdef long long epoch
 
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil
+    cdef int add_columns_into(self, const Py_ssize_t* samples, const double* coef,
+                              Py_ssize_t m, double* out) except -1 nogil
     cdef void fill_column(self, Py_ssize_t i, Py_ssize_t start, Py_ssize_t stop,
                           double* out) noexcept nogil
     cdef void fill_twins(self, Py_ssize_t i, Py_ssize_t start, Py_ssize_t stop,

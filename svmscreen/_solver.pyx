@@ -266,9 +266,8 @@ cdef class QMatrix:
         cdef const Py_ssize_t[::1] sample_idx = np.ascontiguousarray(samples, dtype=np.intp)
         cdef const double[::1] weights = np.ascontiguousarray(coef, dtype=np.float64)
         cdef double[::1] acc = out
-        cdef Py_ssize_t k, t, pos, m = sample_idx.shape[0]
+        cdef Py_ssize_t k, m = sample_idx.shape[0]
         cdef bint in_range = True
-        cdef double* column
         if acc.shape[0] != self.n or weights.shape[0] != m:
             raise ValueError("add_columns: inconsistent lengths")
         # checked here rather than by numpy: a rule step calls this on a few
@@ -277,17 +276,31 @@ cdef class QMatrix:
             in_range &= 0 <= sample_idx[k] < self.n
         if not in_range:
             raise IndexError("add_columns: sample index out of range")
-        with nogil:
-            for t in range(self.n):
-                self.where[self.perm[t]] = t
-            for k in range(m):
-                if weights[k] == 0.0:
-                    continue
-                pos = self.where[sample_idx[k]]
-                column = self.get_Q(pos, self.n)
-                for t in range(self.n):
-                    acc[self.perm[t]] += weights[k] * column[t]
+        if m:
+            with nogil:
+                self.add_columns_into(&sample_idx[0], &weights[0], m, &acc[0])
         return out
+
+    cdef int add_columns_into(self, const Py_ssize_t* samples, const double* coef,
+                              Py_ssize_t m, double* out) except -1 nogil:
+        """``add_columns`` on raw arrays, unchecked: out[0..n) +=
+        sum_k coef[k] * Q[:, samples[k]] in sample order, samples[k] in
+        [0, n).  A typed caller (``_rules.TwoBallPathStep``'s Q s, once a
+        path step) skips the Python call and its argument conversions."""
+        cdef Py_ssize_t k, t, pos
+        cdef double c
+        cdef double* column
+        for t in range(self.n):
+            self.where[self.perm[t]] = t
+        for k in range(m):
+            c = coef[k]
+            if c == 0.0:
+                continue
+            pos = self.where[samples[k]]
+            column = self.get_Q(pos, self.n)
+            for t in range(self.n):
+                out[self.perm[t]] += c * column[t]
+        return 0
 
     def dense_block(self, Py_ssize_t m):
         """Q at positions 0..m-1 as a dense (m, m) array, computed from the
