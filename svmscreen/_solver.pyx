@@ -61,6 +61,11 @@ from svmscreen._cache cimport CacheEntry, ColumnCache
 from svmscreen._kernels cimport Kernel
 from svmscreen._rules cimport _gap_safe_flags
 
+cdef extern from "Python.h":
+    # PyErr_CheckSignals without Cython's except -1 check: _SMO.interrupted
+    # reports the exception it sets to a caller that frees memory first.
+    int _check_signals "PyErr_CheckSignals" ()
+
 cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curvature
 # QMatrix.follow_positions: smaller CSR data stays in the caches whatever the
 # order its rows are read in
@@ -402,6 +407,7 @@ cdef class _SMO:
     cdef long long work_select       # sum of active_size over selections
     cdef long long work_reconstruct  # multiply-adds of gradient reconstruction
     cdef long long work_gbar         # multiply-adds of G_bar updates
+    cdef long long signal_work       # kernel values since the last Ctrl-C check (interrupted)
     # In-loop gap-safe screening (screen_gap)
     cdef long long gap_period        # base iterations between two rule evaluations
     cdef bint whole_gradient         # G was just rebuilt on all movable variables
@@ -439,6 +445,21 @@ cdef class _SMO:
             self.cap_events = 2 * self.cap_events + 64
         self.events[self.n_events] = mark
         self.n_events += 1
+
+    cdef bint interrupted(self, long long work) noexcept nogil:
+        """Count ``work`` kernel values of a gradient (re)build; every
+        SIGNAL_WORK of them, look for Ctrl-C.  True when a signal handler
+        raised (KeyboardInterrupt is set): the caller returns -1.  The
+        loops of ``run`` check by their selection work; these builds run
+        between two such checks, and the initial gradient of a start with
+        many nonzero alpha (one-class, nu, a warm start) took 10 s at
+        n = 50,000 with Ctrl-C unanswered."""
+        self.signal_work += work
+        if self.signal_work < SIGNAL_WORK:
+            return False
+        self.signal_work = 0
+        with gil:
+            return _check_signals() != 0
 
     cdef inline bint is_upper(self, Py_ssize_t i) noexcept nogil:
         return self.status[i] == UPPER
@@ -510,6 +531,8 @@ cdef class _SMO:
         for i in range(self.l):
             if self.alpha[i] == 0.0:
                 continue
+            if self.interrupted(self.l):
+                return -1
             Q_i = self.Q.get_Q(i, self.l)
             for k in range(self.l):
                 self.G[k] += self.alpha[i] * Q_i[k]
@@ -529,6 +552,8 @@ cdef class _SMO:
         for j in range(self.l):
             v = self.bound_value(j)
             if v != 0.0:
+                if self.interrupted(self.l):
+                    return -1
                 self.work_gbar += self.l
                 Q_j = self.Q.get_Q(j, self.l)
                 for k in range(self.l):
@@ -590,6 +615,8 @@ cdef class _SMO:
         # Whichever loop order fetches fewer kernel values.
         if n_free * stop > 2 * start * (stop - start):
             for i in range(start, stop):
+                if self.interrupted(start):
+                    return -1
                 Q_i = self.Q.get_Q(i, start)
                 for j in range(start):
                     if self.is_free(j):
@@ -597,6 +624,8 @@ cdef class _SMO:
         else:
             for i in range(start):
                 if self.is_free(i):
+                    if self.interrupted(stop):
+                        return -1
                     Q_i = self.Q.get_Q(i, stop)
                     for j in range(start, stop):
                         self.G[j] += self.alpha[i] * Q_i[j]
@@ -1022,6 +1051,9 @@ cdef class _SMO:
                 change = self.alpha[j] - self.alpha_start[j]
                 if change == 0.0:
                     continue
+                if self.interrupted(self.l):
+                    free(segment)
+                    return -1
                 self.work_reconstruct += m
                 if through_cache:
                     column = self.Q.get_Q(j, self.l) + start
@@ -1713,6 +1745,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.allow_dense = not Q.round_float32
     s.stalled = False
     s.stall_iter = s.stall_work = 0
+    s.signal_work = 0
     s.n_dense_steps = 0
     with nogil:
         s.init_gradient(grad0 is not None)

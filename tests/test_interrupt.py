@@ -77,6 +77,26 @@ def test_the_path_command_stops_with_exit_status_130(jobs, tmp_path):
     assert seconds < MAX_SECONDS_AFTER_SIGNAL
 
 
+def test_the_initial_gradient_answers_ctrl_c(tmp_path):
+    # One-class SVM, LIBSVM's start: alpha = 1 on nu * n samples, so the
+    # gradient before the first iteration is 45,000 kernel columns of ijcnn1
+    # (n = 49,990; about 30 s here).  Its loop had no signal check, and
+    # Ctrl-C waited for it to end.
+    code = (
+        "import svmscreen\n"
+        "from svmscreen.libsvm.svmutil import svm_train\n"
+        f"X, y = svmscreen.load_svmlight_file({os.path.join(DATA_DIR, 'ijcnn1.xz')!r})\n"
+        "print('solving', flush=True)\n"
+        "svm_train(y, X, '-s 2 -n 0.9 -q')\n"
+        "print('finished', flush=True)\n")
+    returncode, err, seconds = _interrupt(["-c", code], "solving", tmp_path)
+    assert returncode != 0
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    # raised while building the gradient, not at the iterations' first check
+    assert "_solver.pyx" in err and "_SMO.run" not in err, err
+    assert seconds < MAX_SECONDS_AFTER_SIGNAL
+
+
 # A SIGINT delivered while the command imports numpy (the child raises it
 # itself, at that moment, so the test does not race the import).
 _SIGINT_DURING_LOAD = """
