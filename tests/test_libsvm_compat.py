@@ -893,6 +893,14 @@ def test_parameter_parsing_and_errors():
                              ("-b 3", "probability")]:
         with pytest.raises(ValueError, match=message):
             ours.svm_train(y, x, options)
+    # svm_parameter's fields set directly: degree is svm.h's int (libsvm's
+    # ctypes field refuses these); 2.5 had trained degree 2, nan and 2**40
+    # had failed without naming it
+    for degree in (2.5, float("nan"), 2 ** 40, "3"):
+        param = ours.svm_parameter("-t 1 -q")
+        param.degree = degree
+        with pytest.raises(ValueError, match="degree must be an integer"):
+            ours.svm_train(ours.svm_problem(y, x), param)
     with pytest.raises(ValueError, match="first column must be 0:sample_serial_number"):
         ours.svm_train(y, x, "-t 4")
     with pytest.raises(ValueError, match="train it with -t 4"):

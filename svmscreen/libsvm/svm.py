@@ -213,6 +213,11 @@ def check_parameter(prob, param):
         value = getattr(param, name)
         if not isinstance(value, numbers.Real) or not np.isfinite(value):
             return f"{name} is not a finite number"
+    # svm.h's int degree: libsvm's ctypes field refuses 2.5 or nan, which the
+    # kernel had truncated (2.5 trained degree 2) or failed on unnamed
+    degree = param.degree
+    if not isinstance(degree, numbers.Integral) or not fits_c_int(degree):
+        return f"degree must be an integer (a C int), got {degree!r}"
     if kernel_type in (POLY, RBF, SIGMOID) and param.gamma < 0:
         return "gamma < 0"
     if kernel_type == POLY and param.degree < 0:
