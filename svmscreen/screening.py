@@ -528,6 +528,14 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     tau = _check_tau(tau)
     pairwise = check_flag(pairwise, "pairwise")
     exact_reference = check_flag(exact_reference, "exact_reference")
+    if shat_state is not None and not isinstance(shat_state, ShatState):
+        raise TypeError(f"shat_state must be a ShatState (a result's shat_state) or None, got "
+                        f"{type(shat_state).__name__}")
+    if shat_budget is not None and (isinstance(shat_budget, bool)
+                                    or not isinstance(shat_budget, numbers.Integral)
+                                    or shat_budget < 0):
+        # the typed step reads a negative budget as none, int() truncates
+        raise ValueError(f"shat_budget must be None or an integer >= 0, got {shat_budget!r}")
     if grad_ref is None:
         qa = data.q_times(alpha)
         grad = qa - 1.0
@@ -754,8 +762,11 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     # the typed ratio, as the path's dome step takes it: a box [0, 0] in all
     # three (a sample of weight 0) is left out, as screen() leaves it
     q_a, q_b = _rules.box_ratio(hi, hi_a), _rules.box_ratio(hi_b, hi)
-    if not (q_a == q_a and q_b == q_b):
+    # each refused ratio named by its own pair (a bad hi_b had been
+    # reported as "hi and hi_a must be ... proportional")
+    if q_a != q_a:
         _raise_box_error(hi_a, hi, n, "hi_a", "hi")
+    if q_b != q_b:
         _raise_box_error(hi, hi_b, n, "hi", "hi_b")
     if q_a < 1.0 - 1e-12 or q_b < 1.0 - 1e-12:
         raise ValueError("the domes need hi_a <= hi <= hi_b")

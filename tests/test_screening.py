@@ -413,6 +413,24 @@ def test_box_errors_name_the_boxes():
         screen_dome(data, alpha, None, one, alpha, None, 3 * one, np.r_[1.5, 2 * one[1:]])
     with pytest.raises(ValueError, match="the domes need hi_a <= hi <= hi_b"):
         screen_dome(data, alpha, None, one, alpha, None, 2 * one, 3 * one)
+    # a bad hi_b is named, not reported as hi and hi_a
+    with pytest.raises(ValueError, match="hi_b must be non-negative and finite"):
+        screen_dome(data, alpha, None, one, alpha, None, np.inf * one, 2 * one)
+    with pytest.raises(ValueError, match="hi_b must be a constant multiple of hi"):
+        screen_dome(data, alpha, None, one, alpha, None, np.r_[5.0, 3 * one[1:]], 2 * one)
+
+
+def test_shat_arguments_are_checked():
+    X, y, K, gamma = make_problem(0, 10, 2, "rbf", 0.0, 0.5)
+    data = ScreeningData(X, y, "rbf", gamma=gamma)
+    alpha = np.zeros(10)
+    for budget in (-1, 2.5, "3", True):
+        # -1 had meant no budget, 2.5 had been truncated, "3" was int()'s error
+        with pytest.raises(ValueError, match="shat_budget must be None or an integer >= 0"):
+            screen(data, alpha, None, 1.0, 2.0, "it", shat_budget=budget)
+    with pytest.raises(TypeError, match="shat_state must be a ShatState"):
+        screen(data, alpha, None, 1.0, 2.0, "bt2", shat_state=(np.zeros(10),) * 3)
+    assert screen(data, alpha, None, 1.0, 2.0, "it", shat_budget=0).shat_state is not None
 
 
 @settings(max_examples=examples(80), deadline=None)
