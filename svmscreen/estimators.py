@@ -39,8 +39,8 @@ from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import solve_dual
 from svmscreen.one_vs_one import fold_accuracy, pair_votes
-from svmscreen.path import (SCREENING_RULES, _parallel, check_C_grid, cv_splits, fold_bounds,
-                            fold_params, log_grid, train_path)
+from svmscreen.path import (SCREENING_RULES, _parallel, _sequential, check_C_grid, cv_splits,
+                            fold_bounds, fold_params, log_grid, train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -97,6 +97,15 @@ def _class_weights(class_weight, classes, y, sample_weight):
                          f"the same class (class weights {weights.tolist()}, and "
                          "sample_weight)")
     return weights, sample_weight
+
+
+def _check_verbose(verbose):
+    """scikit-learn's "verbose" constraint: a bool or an int >= 0; returns
+    whether to show progress."""
+    if not (isinstance(verbose, (bool, np.bool_))
+            or (isinstance(verbose, numbers.Integral) and verbose >= 0)):
+        raise TypeError(f"verbose must be a bool or an integer >= 0, got {verbose!r}")
+    return bool(verbose)
 
 
 def _check_random_state(random_state):
@@ -303,10 +312,7 @@ class SVC(_Estimator):
             kernel=kernel, gamma=resolve_gamma(self.gamma, X, kernel), coef0=coef0,
             degree=degree, cache_size=cache_size, tol=tol,
             shrinking=check_flag(self.shrinking, "shrinking"), max_iter=max_iter)
-        # scikit-learn's "verbose" constraint: a bool or an int >= 0
-        if not (isinstance(self.verbose, (bool, np.bool_))
-                or (isinstance(self.verbose, numbers.Integral) and self.verbose >= 0)):
-            raise TypeError(f"verbose must be a bool or an integer >= 0, got {self.verbose!r}")
+        _check_verbose(self.verbose)
         pairs, sigmoids = [], []
         stopped_short = False
         rng = np.random.default_rng(_check_random_state(self.random_state))
@@ -499,6 +505,10 @@ class SVCPathCV(_BinaryModelClassifier):
     n_jobs : int or None
         Folds (with several gamma values, the gammas) in parallel through
         joblib.
+    verbose : bool or int, default=False
+        Progress on stderr: ``train_path``'s bars (a tqdm bar if tqdm is
+        installed) for the path and each fold when they run one after the
+        other, joblib's messages when they run in parallel.
 
     Attributes
     ----------
@@ -525,7 +535,7 @@ class SVCPathCV(_BinaryModelClassifier):
 
     def __init__(self, Cs=50, C_range=(1e-2, 1e3), cv=5, kernel="rbf", degree=3,
                  gamma="scale", coef0=0.0, shrinking=True, tol=1e-3, cache_size=200,
-                 class_weight=None, screening="dvi", n_jobs=None):
+                 class_weight=None, screening="dvi", n_jobs=None, verbose=False):
         self.Cs = Cs
         self.C_range = C_range
         self.cv = cv
@@ -539,6 +549,7 @@ class SVCPathCV(_BinaryModelClassifier):
         self.class_weight = class_weight
         self.screening = screening
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     @_keeps_state_on_failure
     def fit(self, X, y, sample_weight=None, groups=None):
@@ -546,13 +557,14 @@ class SVCPathCV(_BinaryModelClassifier):
         ``groups``: the samples' group labels, for a group splitter such as
         ``cv=GroupKFold()`` (as ``GridSearchCV.fit``)."""
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
+        verbose = _check_verbose(self.verbose)
         splits = list(check_cv(self.cv, y_index, classifier=True).split(X, y_index, groups))
         gammas = list(self.gamma) if isinstance(self.gamma, (list, tuple, np.ndarray)) \
             else [self.gamma]
         if not gammas:
             raise ValueError("gamma is an empty list")
         if self.classes_.size > 2:
-            return self._fit_one_vs_one(X, y_index, sample_weight, splits, gammas)
+            return self._fit_one_vs_one(X, y_index, sample_weight, splits, gammas, verbose)
         # X and y are checked above; two classes here.  "balanced" goes to
         # train_path as such: each fold weighs its own training labels.
         class_weight = self._index_class_weight(y, sample_weight)
@@ -563,7 +575,7 @@ class SVCPathCV(_BinaryModelClassifier):
             degree=self.degree, gamma=gammas, coef0=self.coef0,
             shrinking=self.shrinking, tol=self.tol, cache_size=self.cache_size,
             class_weight=class_weight, sample_weight=sample_weight,
-            screening=self.screening, cv=splits, n_jobs=self.n_jobs)
+            screening=self.screening, cv=splits, n_jobs=self.n_jobs, verbose=verbose)
         best, _ = _best_gamma_and_C([path.cv_mean for path in self.paths_])
         self.path_ = self.paths_[best]
         self.gamma_ = float(self.path_.gamma)
@@ -587,7 +599,7 @@ class SVCPathCV(_BinaryModelClassifier):
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"Cs: {exc}") from None
 
-    def _fit_one_vs_one(self, X, y_index, sample_weight, splits, gammas):
+    def _fit_one_vs_one(self, X, y_index, sample_weight, splits, gammas, verbose):
         self.Cs_ = self._grid()
         weighted = sample_weight is not None
         class_weight, sample_weight = _class_weights(self.class_weight, self.classes_,
@@ -610,15 +622,20 @@ class SVCPathCV(_BinaryModelClassifier):
         path_options = dict(screening=self.screening, tol=tol,
                             shrinking=check_flag(self.shrinking, "shrinking"), max_iter=None)
         accuracies, resolved = [], []
+        # a bar per fold when the folds run here, joblib's lines otherwise
+        show_folds = verbose and _sequential(self.n_jobs)
         for gamma in gammas:
             params = dict(kernel=kernel, gamma=resolve_gamma(gamma, X, kernel),
                           coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
+            label = "" if kernel in ("linear", "precomputed") else \
+                f"gamma = {params['gamma']:.3g}, "
             accuracies.append(np.array(_parallel(self.n_jobs, [
                 (fold_accuracy, (X, y_index, fold_weights[k], train, held, self.Cs_,
-                                 fold_params(params, gamma, X, train), path_options, None,
+                                 fold_params(params, gamma, X, train), path_options,
+                                 f"{label}fold {k + 1}/{len(masks)}, " if show_folds else None,
                                  held_weight), {})
-                for k, (train, held) in enumerate(masks)])))
+                for k, (train, held) in enumerate(masks)], verbose=verbose)))
             resolved.append(params["gamma"])
         g, t = _best_gamma_and_C([accuracy.mean(axis=0) for accuracy in accuracies])
         self.gamma_, self.cv_accuracy_ = resolved[g], accuracies[g]
@@ -655,6 +672,8 @@ class RampSVC(_BinaryModelClassifier):
     screening : {"safe"} or None, default="safe"
     max_outer : int, default=50
         Cap on CCCP steps.
+    verbose : bool or int, default=False
+        A line per CCCP step on stderr (``train_ramp``'s).
 
     Attributes
     ----------
@@ -670,7 +689,7 @@ class RampSVC(_BinaryModelClassifier):
 
     def __init__(self, C=1.0, s=0.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, tol=1e-3, cache_size=200, class_weight=None,
-                 screening="safe", max_outer=50):
+                 screening="safe", max_outer=50, verbose=False):
         self.C = C
         self.s = s
         self.kernel = kernel
@@ -683,6 +702,7 @@ class RampSVC(_BinaryModelClassifier):
         self.class_weight = class_weight
         self.screening = screening
         self.max_outer = max_outer
+        self.verbose = verbose
 
     @_keeps_state_on_failure
     def fit(self, X, y):
@@ -691,7 +711,8 @@ class RampSVC(_BinaryModelClassifier):
             X, y_index, C=self.C, s=self.s, kernel=self.kernel, degree=self.degree,
             gamma=self.gamma, coef0=self.coef0, shrinking=self.shrinking, tol=self.tol,
             cache_size=self.cache_size, class_weight=class_weight,
-            screening=self.screening, max_outer=self.max_outer)
+            screening=self.screening, max_outer=self.max_outer,
+            verbose=_check_verbose(self.verbose))
         self.model_ = self.result_.model
         self.n_iter_ = self.result_.n_outer
         return self

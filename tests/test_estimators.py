@@ -223,6 +223,28 @@ def test_svc_path_cv_takes_groups_and_svc_an_integer_verbose(capsys):
         SVC(verbose=-1).fit(X[:40], y[:40])
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_path_cv_and_ramp_show_progress_when_asked(n_classes, capsys):
+    # SVCPathCV (minutes on large data) and RampSVC had no verbose; they
+    # now show train_path's and train_ramp's progress on stderr
+    X, y = load_iris(return_X_y=True)
+    keep = y < n_classes
+    fitted = SVCPathCV(Cs=3, cv=2, gamma=[0.1, 1.0]).fit(X[keep], y[keep])
+    assert capsys.readouterr() == ("", "")
+    shown = SVCPathCV(Cs=3, cv=2, gamma=[0.1, 1.0], verbose=2).fit(X[keep], y[keep])
+    progress = capsys.readouterr().err
+    assert "fold 2/2" in progress      # (tqdm's bars, if installed, have the same labels)
+    assert ("pair 3/3" in progress) == (n_classes == 3)
+    assert (shown.C_, shown.gamma_) == (fitted.C_, fitted.gamma_)
+    with pytest.raises(TypeError, match="verbose must be a bool or an integer >= 0"):
+        SVCPathCV(Cs=3, cv=2, verbose="yes").fit(X[keep], y[keep])
+    if n_classes == 2:
+        RampSVC(verbose=True).fit(X[keep], y[keep])
+        assert "step 1: objective" in capsys.readouterr().err
+        with pytest.raises(TypeError, match="verbose must be a bool or an integer >= 0"):
+            RampSVC(verbose=-1).fit(X[keep], y[keep])
+
+
 def test_a_decision_value_of_zero_predicts_as_scikit_learn():
     # LIBSVM gives its first label only for f > 0; in scikit-learn's order
     # f(x) = 0 is classes_[1].  BinaryModel (fit_binary, SVCPathCV, RampSVC)
