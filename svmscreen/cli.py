@@ -30,11 +30,12 @@ from svmscreen.path import SCREENING_RULES, cv_splits, train_path
 def add_kernel_options(parser):
     parser.add_argument("--kernel", default="rbf",
                         choices=["linear", "poly", "rbf", "sigmoid"])
-    parser.add_argument("--gamma", type=float, default=None, help="default 1/n_features")
+    parser.add_argument("--gamma", type=_finite("gamma", zero=True), default=None,
+                        help="default 1/n_features")
     parser.add_argument("--coef0", type=float, default=0.0)
     parser.add_argument("--degree", type=int, default=3)
-    parser.add_argument("--tol", type=float, default=1e-3)
-    parser.add_argument("--cache-size", type=float, default=100.0, help="MB")
+    parser.add_argument("--tol", type=_finite("tolerance"), default=1e-3)
+    parser.add_argument("--cache-size", type=_finite("size"), default=100.0, help="MB")
     parser.add_argument("--no-intercept", action="store_true", help="bias-free SVM")
     parser.add_argument("--no-shrinking", action="store_true")
 
@@ -51,15 +52,21 @@ def _folds(text):
     return folds
 
 
-def _positive_C(text):
-    """--C-min, --C-max: a positive, finite C."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"needs a positive, finite C, got {text!r}")
-    return value
+def _finite(what, zero=False):
+    """An argparse type: a finite number > 0 (>= 0 with ``zero``), refused
+    under the option's name, before the data are read (train_path's own
+    check names its parameter: cache_size for --cache-size)."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (0.0 <= value if zero else 0.0 < value) or not value < float("inf"):
+            raise argparse.ArgumentTypeError(
+                f"needs {'a' if zero else 'a positive,'} finite {what}"
+                f"{' >= 0' if zero else ''}, got {text!r}")
+        return value
+    return parse
 
 
 def _count_of_C(text):
@@ -81,8 +88,8 @@ def build_parser():
     path = sub.add_parser("path", help="the regularization path over C, with screening")
     path.add_argument("file")
     add_kernel_options(path)
-    path.add_argument("--C-min", type=_positive_C, default=1e-2)
-    path.add_argument("--C-max", type=_positive_C, default=1e3)
+    path.add_argument("--C-min", type=_finite("C"), default=1e-2)
+    path.add_argument("--C-max", type=_finite("C"), default=1e3)
     path.add_argument("--n-C", type=_count_of_C, default=50)
     path.add_argument("--grid", choices=["log", "epsilon"], default="log")
     path.add_argument("--epsilon", type=float, default=1e-3)
@@ -96,7 +103,7 @@ def build_parser():
     fit.add_argument("file")
     fit.add_argument("--test", help="LIBSVM-format file to report test accuracy on")
     add_kernel_options(fit)
-    fit.add_argument("-C", type=float, default=1.0)
+    fit.add_argument("-C", type=_finite("C"), default=1.0)
     fit.add_argument("--cv", type=_folds, default=5, help="folds for CV accuracy (0: none)")
     return parser
 

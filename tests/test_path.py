@@ -663,6 +663,9 @@ def test_command_line_path(capsys):
     (["--n-C", "0"], "argument --n-C: needs a positive integer, got '0'"),
     (["--n-C", "99999999999999999999"], "argument --n-C: 99999999999999999999 is more values"),
     (["--cv", "x"], "argument --cv: needs a number of folds, got 'x'"),
+    (["--cache-size", "0"], "argument --cache-size: needs a positive, finite size, got '0'"),
+    (["--tol", "nan"], "argument --tol: needs a positive, finite tolerance, got 'nan'"),
+    (["--gamma", "-1"], "argument --gamma: needs a finite gamma >= 0, got '-1'"),
 ])
 def test_command_line_path_errors_name_the_option(capsys, options, message):
     # They named train_path's parameters (C_range, n_C, cv=), or nothing
