@@ -154,7 +154,7 @@ def run_arm(arm, name, kernel, rows, time_limit, q_rounding=None):
     try:
         out = subprocess.run([sys.executable, __file__, "--worker", arm, name, kernel,
                               str(rows)], capture_output=True, text=True, env=env,
-                             cwd=str(ROOT / "benchmarks"), timeout=time_limit)
+                             cwd=str(ROOT), timeout=time_limit)
     except subprocess.TimeoutExpired as exc:
         # (the output read before the stop comes as bytes, text=True or not)
         started = [json.loads(line)["fit_started"]

@@ -54,7 +54,6 @@ ARMS = ["libsvm", "svmscreen"]
 def worker(arm, data_file, model_file):
     """Run one arm once; print a JSON line with its times and model."""
     os.environ["OMP_NUM_THREADS"] = "1"
-    sys.path.insert(0, str(ROOT))
     if arm == "svmscreen":
         from svmscreen.libsvm.commands import train_main
         start = time.perf_counter()
@@ -87,7 +86,6 @@ def run_arm(arm, data_file, model_file):
 
 def model_summary(model_file, data_file):
     """(total_sv, predicted labels on the training data) of a model file."""
-    sys.path.insert(0, str(ROOT))
     from svmscreen.libsvm.svmutil import svm_load_model, svm_predict, svm_read_problem
     y, x = svm_read_problem(data_file, return_scipy=True)
     model = svm_load_model(model_file)

@@ -13,6 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import _measure  # noqa: E402
+from conftest import subprocess_env  # noqa: E402
 
 
 def test_rule_strength_quick_runs_and_reports_shares():
@@ -88,6 +89,34 @@ def test_bench_multiclass_quick_agrees_with_libsvm():
             if line.startswith("  ") and line.split()[1][0].isdigit()]
     assert arms == ["libsvm", "sklearn", "path", "path-noscreen"]
     assert "screening on vs off" in done.stdout
+
+
+def test_bench_fit_worker_finds_the_shipped_data(monkeypatch):
+    """bench_fit.py's worker (one fit, in a child process) finds the shipped
+    data: the README installs the package, which has no data/ beside it, and
+    load_dataset then looks in ./data."""
+    import bench_fit
+
+    if os.environ.get("PYTHONPATH"):
+        monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    result = bench_fit.run_arm("svmscreen", "heart_scale", "rbf", 0, time_limit=120)
+    assert not result["timed_out"] and result["n"] == 270
+
+
+def test_bench_libsvm_cli_smoke_imports_the_package_on_the_path():
+    """bench_libsvm_cli.py --smoke (the script's CI line) runs and agrees with
+    LIBSVM; its child processes import svmscreen from the interpreter's path
+    (the installed package), not the unbuilt source directory beside the
+    script."""
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks",
+                                                        "bench_libsvm_cli.py"), "--smoke"],
+                          capture_output=True, text=True,
+                          env=subprocess_env(OMP_NUM_THREADS="1"), cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    row = next(line.split() for line in done.stdout.splitlines()
+               if line.startswith("heart_scale "))
+    sv_libsvm, sv_ours = row[-2].split("/")
+    assert sv_libsvm == sv_ours and float(row[-1]) == 1.0, row
 
 
 def test_round_order_each_arm_leads_and_neighbours_vary():
