@@ -29,9 +29,28 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC)
 
 
+def _unbuilt():
+    """Whether this is a source tree without its compiled modules (``import
+    svmscreen`` from a clone's root after a plain ``pip install .``)."""
+    import importlib.machinery
+    import os
+    here = os.path.dirname(__file__)
+    return not any(os.path.exists(os.path.join(here, "_solver" + suffix))
+                   for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
 def __getattr__(name):
     if name in _PUBLIC:
-        value = getattr(importlib.import_module(_PUBLIC[name]), name)
+        try:
+            module = importlib.import_module(_PUBLIC[name])
+        except ImportError as exc:
+            if not _unbuilt():
+                raise
+            raise ImportError(
+                f"svmscreen was imported from its source tree ({__path__[0]}), whose "
+                "compiled modules are not built: run from another directory to use the "
+                "installed package, or build here with `python -m pip install -e .`") from exc
+        value = getattr(module, name)
     else:
         # a submodule (``svmscreen.path``) reached as an attribute, as it
         # was while this file imported them all

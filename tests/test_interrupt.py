@@ -126,17 +126,3 @@ def test_an_interrupt_while_a_command_loads_exits_130_quietly(main, stderr, tmp_
                           cwd=tmp_path, env=subprocess_env(OMP_NUM_THREADS="1"),
                           timeout=120)
     assert (done.returncode, done.stderr.strip()) == (130, stderr)
-
-
-def test_import_svmscreen_loads_its_names_on_first_use(tmp_path):
-    code = ("import sys, svmscreen\n"
-            "print('numpy' in sys.modules, 'svmscreen.path' in sys.modules)\n"
-            "from svmscreen import *\n"
-            "print(train_path is svmscreen.path.train_path, sorted(svmscreen.__all__) "
-            "== sorted(n for n in dir(svmscreen) if n in svmscreen.__all__))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=tmp_path, env=subprocess_env(), timeout=120)
-    assert done.stdout.split() == ["False", "False", "True", "True"], done.stderr
-    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
-        import svmscreen
-        svmscreen.no_such_name
