@@ -1076,7 +1076,7 @@ def test_train_command_cross_validation_and_errors(data_root, tmp_path, monkeypa
     assert not os.listdir(tmp_path)                      # no model under -v
 
     assert commands.train_main(["-s", "1", "-n", "0.99", heart]) == 1
-    assert "Error: specified nu is infeasible" in capsys.readouterr().err
+    assert "ERROR: specified nu is infeasible" in capsys.readouterr().err   # svm-train.c
     assert commands.train_main(["-z", "1", heart]) == 1
     captured = capsys.readouterr()
     assert "Unknown option: -z" in captured.err and "Usage:" in captured.out
@@ -1084,7 +1084,7 @@ def test_train_command_cross_validation_and_errors(data_root, tmp_path, monkeypa
     assert commands.train_main(["-v", "1", heart]) == 1
     assert "n must >= 2" in capsys.readouterr().err
     assert commands.train_main(["-c", "0", heart]) == 1
-    assert "Error: C <= 0" in capsys.readouterr().err
+    assert "ERROR: C <= 0" in capsys.readouterr().err
     assert commands.train_main([str(tmp_path / "missing")]) == 1
     assert "can't open input file" in capsys.readouterr().err
     assert not os.listdir(tmp_path)

@@ -221,7 +221,7 @@ def _train(argv):
         _fail(str(exc))
     message = check_parameter(prob, param)
     if message:
-        _fail("Error: %s" % message)
+        _fail("ERROR: %s" % message)      # svm-train.c's wording
 
     info = _progress if param.print_func is print_stdout else param.print_func
     if param.cross_validation:
