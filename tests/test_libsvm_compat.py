@@ -1509,3 +1509,40 @@ def test_commands_end_with_a_message_where_svmscreen_refuses(tmp_path, monkeypat
     (tmp_path / "bad.model").write_text("\n".join(lines) + "\n")
     assert commands.predict_main(["conflict", "bad.model", "out"]) == 1
     assert f"line {sv + 1}: bad feature '3000000000:1'" in capsys.readouterr().err
+
+
+def test_predict_command_regression_sums_in_c_loop_order(data_root, tmp_path, capsys):
+    """svm-predict accumulates its MSE and correlation sums left to right
+    (``sump += v`` per line).  On constant predictions (an SVR model with
+    no support vectors) the squared correlation is pure round-off, and
+    np.sum's pairwise order printed 9.45263e-19 where svm-predict (3.24's
+    binary) prints -7.02465e-17 (heart_scale with targets
+    3.0 * (i % 7) / 7 - 1.1; rho of a LIBSVM -s 3 -p 5 model)."""
+    y, X = problem("heart_scale", data_root)
+    targets = [3.0 * (i % 7) / 7 - 1.1 for i in range(len(y))]
+    data = tmp_path / "targets"
+    with open(plain_file("heart_scale", data_root)) as src:
+        data.write_text("".join("%r %s" % (t, line.split(" ", 1)[1])
+                                for t, line in zip(targets, src)))
+    rho = -1.500844768154638
+    model = tmp_path / "nosv.model"
+    model.write_text("svm_type epsilon_svr\nkernel_type rbf\ngamma 0.076923076923076927\n"
+                     "nr_class 2\ntotal_sv 0\nrho %.17g\nSV\n" % rho)
+    assert commands.predict_main([str(data), str(model), str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    # svm-predict.c's loop, in Python floats (IEEE doubles, the same order)
+    error = sump = sumt = sumpp = sumtt = sumpt = 0.0
+    for t in targets:
+        v = -rho
+        error += (v - t) * (v - t)
+        sump += v
+        sumt += t
+        sumpp += v * v
+        sumtt += t * t
+        sumpt += v * t
+    n = float(len(targets))
+    scc = (((n * sumpt - sump * sumt) * (n * sumpt - sump * sumt))
+           / ((n * sumpp - sump * sump) * (n * sumtt - sumt * sumt)))
+    assert out == ("Mean squared error = %g (regression)\n"
+                   "Squared correlation coefficient = %g (regression)\n" % (error / n, scc))
+

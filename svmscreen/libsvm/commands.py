@@ -256,18 +256,30 @@ def _progress(s):
         detach_stdout()
 
 
+def _running_sum(values):
+    """The sum of ``values`` accumulated left to right, as C's ``s += v``
+    loop does (``np.sum`` adds pairwise and can round differently; on
+    constant predictions the squared correlation is round-off, printed as
+    svm-predict prints it only with the C loop's order)."""
+    return np.float64(np.cumsum(values)[-1]) if values.shape[0] else np.float64(0.0)
+
+
 def _mean_squared_error(v, y):
     """svm.cpp's sum (v - y)^2 / l: 0/0 is nan, as C's (c_number prints it)."""
     with np.errstate(all="ignore"):
-        return np.float64(np.sum((v - y) ** 2)) / np.float64(v.shape[0])
+        return _running_sum((v - y) * (v - y)) / np.float64(v.shape[0])
 
 
 def _squared_correlation(v, y):
-    l = v.shape[0]
+    """svm-predict's / svm-train -v's squared correlation coefficient, its
+    sums accumulated in the C loop's order."""
+    l = np.float64(v.shape[0])
     with np.errstate(all="ignore"):
-        num = (l * np.dot(v, y) - v.sum() * y.sum()) ** 2
-        den = (l * np.dot(v, v) - v.sum() ** 2) * (l * np.dot(y, y) - y.sum() ** 2)
-        return np.float64(num) / np.float64(den)
+        sumv, sumy = _running_sum(v), _running_sum(y)
+        sumvv, sumyy, sumvy = _running_sum(v * v), _running_sum(y * y), _running_sum(v * y)
+        num = (l * sumvy - sumv * sumy) * (l * sumvy - sumv * sumy)
+        den = (l * sumvv - sumv * sumv) * (l * sumyy - sumy * sumy)
+        return num / den
 
 
 def train_main(argv=None):
