@@ -1546,3 +1546,26 @@ def test_predict_command_regression_sums_in_c_loop_order(data_root, tmp_path, ca
     assert out == ("Mean squared error = %g (regression)\n"
                    "Squared correlation coefficient = %g (regression)\n" % (error / n, scc))
 
+
+def test_scale_restore_file_is_read_as_svm_scales_fscanf(tmp_path, capsys):
+    """svm-scale reads its -r file with fscanf: numbers may share a line
+    with the "x" (or be split across lines), and the feature entries are
+    applied in file order, every varying feature skipped over since the
+    previous entry's index being scaled to 0 with a warning.  Read by
+    lines, "x 0 1" took the next line as the limits (lower 3, upper 0) and
+    the output was "1 1:2.25"; svm-scale 3.24's is below."""
+    data = tmp_path / "data"
+    data.write_text("1 1:1 2:2 3:3\n-1 1:3 2:0 3:1\n")
+    restore = tmp_path / "range"
+    restore.write_text("x 0 1\n3 0 4\n1 0 4\n")
+    assert commands.scale_main(["-r", str(restore), str(data)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "1 1:0.25 \n-1 1:0.75 \n"
+    warned = re.findall(r"WARNING: feature index (\d+) appeared in file", captured.err)
+    assert warned == ["1", "2", "3"]
+
+    # the layout svm-scale -s writes, split and joined differently
+    restore.write_text("y 0\n1 -1\n1\nx\n0\n1 1 1 3\n2 0 2 3 1 3\n")
+    assert commands.scale_main(["-r", str(restore), str(data)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "1 2:1 3:1 \n0 1:1 \n" and captured.err == ""

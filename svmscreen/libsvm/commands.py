@@ -15,6 +15,7 @@ renamed); option values must parse (C's ``atoi``/``atof`` read garbage as
 """
 import io
 import os
+import re
 import sys
 
 import numpy as np
@@ -370,49 +371,89 @@ def predict_main(argv=None):
 
 
 # ------------------------------------------------------------------- scale
-def _read_restore(path):
-    """The -r file: (y_scaling, y_lower, y_upper, y_min, y_max, lower,
-    upper, {index: (fmin, fmax)})."""
-    try:
-        with open(path, "r", encoding="latin-1") as handle:
-            lines = handle.read().split("\n")
-    except OSError:
-        _fail("can't open file %s" % path)
-    bad = "ERROR: failed to read scaling parameters"
-    k = 0
-    y_params = None
+_SCAN_SPACE = " \t\n\v\f\r"
+_SCAN_INT = re.compile(r"[+-]?[0-9]+")
+_SCAN_DOUBLE = re.compile(
+    r"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.IGNORECASE)
 
-    def numbers(line_index, count):
-        if line_index >= len(lines):
-            _fail(bad)
-        parts = lines[line_index].split()
-        try:
-            values = [float(v) for v in parts[:count]]
-        except ValueError:
-            _fail(f"{bad} ({path}: line {line_index + 1})")
-        if len(values) != count:
-            _fail(f"{bad} ({path}: line {line_index + 1})")
+
+class _Scanner:
+    """fscanf's view of a text: numbers after any whitespace, newlines
+    included (svm-scale reads its -r file with fscanf, not by lines)."""
+
+    def __init__(self, text):
+        self.text, self.pos = text, 0
+
+    def skip_space(self):
+        while self.pos < len(self.text) and self.text[self.pos] in _SCAN_SPACE:
+            self.pos += 1
+
+    def number(self, pattern):
+        """The next %d (_SCAN_INT) or %lf (_SCAN_DOUBLE), or None."""
+        self.skip_space()
+        match = pattern.match(self.text, self.pos)
+        if not match:
+            return None
+        self.pos = match.end()
+        token = match.group()
+        if pattern is _SCAN_INT:
+            return int(token)
+        if "x" in token.lower():
+            sign = -1.0 if token[0] == "-" else 1.0
+            return sign * float.fromhex(token.lstrip("+-"))
+        return float(token)
+
+    def doubles(self, count):
+        values = []
+        for _ in range(count):
+            value = self.number(_SCAN_DOUBLE)
+            if value is None:
+                return None
+            values.append(value)
+        self.skip_space()                   # the format's trailing "\n"
         return values
 
-    if lines and lines[0][:1] == "y":
-        y_lower, y_upper = numbers(1, 2)
-        y_min, y_max = numbers(2, 2)
+    def line(self):
+        return self.text.count("\n", 0, self.pos) + 1
+
+
+def _read_restore(path):
+    """The -r file, read as svm-scale.c's fscanf calls read it: (y_params
+    or None, (lower, upper) or None, [(index, fmin, fmax), ...] in file
+    order).  Numbers may be split or joined across lines ("x 0 1" is read);
+    the feature list ends at the first entry that does not scan."""
+    try:
+        with open(path, "r", encoding="latin-1") as handle:
+            scan = _Scanner(handle.read())
+    except OSError:
+        _fail("can't open file %s" % path)
+
+    def doubles(count):
+        values = scan.doubles(count)
+        if values is None:
+            _fail(f"ERROR: failed to read scaling parameters ({path}: line {scan.line()})")
+        return values
+
+    y_params = None
+    if scan.text[:1] == "y":
+        scan.pos = 1
+        y_lower, y_upper = doubles(2)
+        y_min, y_max = doubles(2)
         y_params = (y_lower, y_upper, y_min, y_max)
-        k = 3
-    if k >= len(lines) or lines[k][:1] != "x":
-        return y_params, None, {}
-    lower, upper = numbers(k + 1, 2)
-    features = {}
-    for line_index in range(k + 2, len(lines)):
-        parts = lines[line_index].split()
-        if not parts:
-            continue
-        try:
-            index = int(parts[0])
-            fmin, fmax = float(parts[1]), float(parts[2])
-        except (ValueError, IndexError):
-            break            # fscanf stops at the first line that does not match
-        features[index] = (fmin, fmax)
+    if scan.text[scan.pos:scan.pos + 1] != "x":
+        return y_params, None, []
+    scan.pos += 1
+    lower, upper = doubles(2)
+    features = []
+    while True:
+        start = scan.pos
+        index = scan.number(_SCAN_INT)
+        values = scan.doubles(2) if index is not None else None
+        if values is None:
+            scan.pos = start
+            break
+        features.append((index, values[0], values[1]))
     return y_params, (lower, upper), features
 
 
@@ -471,7 +512,8 @@ def _scale(argv):
     restored = None
     if restore_filename is not None:
         restored = _read_restore(restore_filename)
-    max_index = max(data_max_index, max(restored[2]) if restored and restored[2] else 0, 0)
+    restored_max = max((f[0] for f in restored[2]), default=0) if restored else 0
+    max_index = max(data_max_index, restored_max, 0)
 
     # feature_min/max over the data, implicit zeros included (index 0: only
     # the values written, as svm-scale's loops never visit it otherwise).
@@ -497,21 +539,29 @@ def _scale(argv):
             y_scaling = True
         if x_limits is not None:
             lower, upper = x_limits
-            # svm-scale.c: a feature that varies in the data but is absent from
-            # the restore file is warned about and scaled to 0 (its range set
-            # to [0, 0], so that it is skipped as a constant feature).
-            in_file = np.zeros(width, dtype=bool)
-            for index, (f_min, f_max) in features.items():
-                if 0 <= index < width:
-                    feature_min[index], feature_max[index] = f_min, f_max
-                    in_file[index] = True
-            in_file[0] = True
-            for missing in np.flatnonzero(~in_file & (feature_min != feature_max)):
-                sys.stderr.write(
-                    "WARNING: feature index %d appeared in file %s was not seen in the "
-                    "scaling factor file %s. The feature is scaled to 0.\n"
-                    % (missing, data_file, restore_filename))
-                feature_min[missing] = feature_max[missing] = 0.0
+            # svm-scale.c, entry by entry in file order: a feature that varies
+            # in the data and is skipped over (absent from the file, or behind
+            # the previous entry's index) is warned about and scaled to 0 (its
+            # range set to [0, 0], so that it is skipped as a constant).
+            def drop_varying(first, stop):
+                if first >= stop:
+                    return
+                varying = feature_min[first:stop] != feature_max[first:stop]
+                for missing in np.flatnonzero(varying) + first:
+                    sys.stderr.write(
+                        "WARNING: feature index %d appeared in file %s was not seen in "
+                        "the scaling factor file %s. The feature is scaled to 0.\n"
+                        % (missing, data_file, restore_filename))
+                    feature_min[missing] = feature_max[missing] = 0.0
+
+            next_index = 1
+            for index, f_min, f_max in features:
+                if index < 0:
+                    continue        # C writes outside its arrays; ignored here
+                drop_varying(next_index, min(index, width))
+                feature_min[index], feature_max[index] = f_min, f_max
+                next_index = index + 1
+            drop_varying(next_index, width)
 
     if save_filename is not None:
         text = []
