@@ -1623,6 +1623,12 @@ cdef class TwoBallPathStep(_PathStep):
     cdef double[::1] coef
     cdef object index_array, coef_array, shat_array, qs_array, hi_state_array
     cdef double r2, phi_norm, r2_squared
+    # A bound on |qs_i - (Q (s hi))_i| beyond the kernel's round-off: the
+    # beta way's q (G_i + 1) carries q times the gradient's floor
+    # (_gradient_floor), and the state way scales what the state carried.
+    # A step's allowances cover (1 + q) floor (_bt2_ball's, the centres'
+    # tau); a state that carries more is not reused (_update_qs).
+    cdef double qs_error
 
     def __init__(self, y, norms, centred_norms, centre_index, bint fit_intercept,
                  double roundoff_scale, double tau, bint intersect, add_columns, linear_X,
@@ -1654,6 +1660,7 @@ cdef class TwoBallPathStep(_PathStep):
                 raise ValueError(f"linear_X has {linear_X.shape[0]} rows, y has {n}")
             self.w = np.empty(linear_X.shape[1])
         self.has_state = False
+        self.qs_error = 0.0
         self.shat_array = np.zeros(n, dtype=np.uint8)
         self.shat = self.shat_array
         self.shat_prev = np.zeros(n, dtype=np.uint8)
@@ -1668,8 +1675,10 @@ cdef class TwoBallPathStep(_PathStep):
         if not self.linear:
             self.budget = budget
 
-    def set_state(self, shat, qs, hi):
-        """Start from a previous step's s-hat, Q (s hi) and box (copied)."""
+    def set_state(self, shat, qs, hi, double error=0.0):
+        """Start from a previous step's s-hat, Q (s hi) and box (copied);
+        ``error`` bounds the error of qs beyond the kernel's round-off
+        (``state_error``)."""
         cdef Py_ssize_t n = self.y.shape[0]
         cdef const unsigned char[::1] given_shat = np.ascontiguousarray(shat, dtype=np.uint8)
         cdef const double[::1] given_qs = np.ascontiguousarray(qs, dtype=np.float64)
@@ -1679,7 +1688,14 @@ cdef class TwoBallPathStep(_PathStep):
         self.shat_prev[:] = given_shat
         self.qs[:] = given_qs
         self.hi_state[:] = given_hi
+        self.qs_error = error
         self.has_state = True
+
+    def state_error(self):
+        """A bound on |qs_i - (Q (s hi))_i| of ``state`` beyond the kernel's
+        round-off (q times the gradient's floor where Q s came from the
+        reference's gradient, scaled along by the steps that reused it)."""
+        return self.qs_error
 
     def state(self):
         """(shat as bool, Q (s hi), hi) of the last call (copies)."""
@@ -1729,9 +1745,14 @@ cdef class TwoBallPathStep(_PathStep):
             self.shat[i] = self.shat_prev[i]
 
     cdef object _update_qs(self, const double[::1] alpha, const double[::1] qa, double q,
-                           const double[::1] hi, int how):
+                           const double[::1] hi, int how, double floor):
         """Q (s hi) into ``qs`` (``how`` < 0: the cheapest way), then s and
-        hi become the state."""
+        hi become the state.  ``floor``: the absolute round-off of each qa_i
+        (``_gradient_floor``).  The state is reused only while the error it
+        carries, scaled to this box, is within the (1 + q) floor that this
+        step's allowances cover: after a step of q ~ 1e19 (a path's first
+        C far below the next) q (G_i + 1) had left Q s O(1) off, and the next
+        steps, which scaled it, screened free samples (put back)."""
         cdef Py_ssize_t i, m = 0, n = self.y.shape[0]
         cdef Py_ssize_t n_beta = 0, n_scratch = 0, n_state = n + 1
         cdef double beta, scale = NAN, s_hi
@@ -1757,7 +1778,7 @@ cdef class TwoBallPathStep(_PathStep):
                     beta = q * alpha[i] - s_hi
                     n_beta += fabs(beta) > 1e-15 * hi[i]    # alpha exactly at the predicted bound
                     n_scratch += self.shat[i] != 0
-                if scale > 0.0:
+                if scale > 0.0 and scale * self.qs_error <= (1.0 + q) * floor:
                     n_state = 0
                     for i in range(n):
                         n_state += self.shat[i] != self.shat_prev[i]
@@ -1798,6 +1819,14 @@ cdef class TwoBallPathStep(_PathStep):
                                                   &self.qs[0])
             elif m:
                 self.add_columns(self.index_array[:m], self.coef_array[:m], self.qs_array)
+            if how == QS_BETA:
+                self.qs_error = q * floor
+            elif how == QS_SCRATCH:
+                self.qs_error = 0.0
+            else:
+                self.qs_error *= scale
+        if self.linear and how < 0:
+            self.qs_error = 0.0
         with nogil:
             for i in range(n):
                 self.shat_prev[i] = self.shat[i]
@@ -1809,8 +1838,12 @@ cdef class TwoBallPathStep(_PathStep):
         """Q (shat hi) by way ``how`` ("beta", "scratch", "state"; tests),
         which becomes the state; returns a copy."""
         cdef const unsigned char[::1] given = np.ascontiguousarray(shat, dtype=np.uint8)
+        cdef Py_ssize_t i
+        cdef double g_max = 0.0
         self.shat[:] = given
-        self._update_qs(alpha, qa, q, hi, QS_WAYS[how])
+        for i in range(qa.shape[0]):
+            g_max = fmax(g_max, fabs(qa[i] - 1.0))
+        self._update_qs(alpha, qa, q, hi, QS_WAYS[how], _gradient_floor(g_max))
         return np.array(self.qs_array)
 
     def __call__(self, const double[::1] alpha, const double[::1] grad,
@@ -1832,7 +1865,8 @@ cdef class TwoBallPathStep(_PathStep):
                          self.fit_intercept, self.shat)
             if self.budget >= 0:
                 self._limit_changes(self.qa, hi)
-        self._update_qs(alpha, self.qa, self.ball.s.q, hi, -1)
+        self._update_qs(alpha, self.qa, self.ball.s.q, hi, -1,
+                        _gradient_floor(self.ball.s.g_max))
         with nogil:
             for i in range(n):
                 l1 += fabs(alpha[i] + (hi[i] if self.shat[i] else 0.0))

@@ -329,12 +329,17 @@ class ShatState:
         Q (shat * hi).
     hi : ndarray of shape (n,)
         The box ``qs`` was computed for.
+    error : float
+        A bound on the error of ``qs`` beyond the kernel's round-off
+        (``_rules.TwoBallPathStep.state_error``); a step does not reuse a
+        state whose error its allowances do not cover.
     """
 
-    def __init__(self, shat, qs, hi):
+    def __init__(self, shat, qs, hi, error=0.0):
         self.shat = shat
         self.qs = qs
         self.hi = hi
+        self.error = error
 
 
 class ScreeningResult:
@@ -555,7 +560,8 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     if rule in ("bt2", "it"):
         step = data.two_ball_path_step(rule, tau=tau, budget=shat_budget)
         if shat_state is not None and shat_state.shat.shape == (n,):
-            step.set_state(shat_state.shat, shat_state.qs, shat_state.hi)
+            step.set_state(shat_state.shat, shat_state.qs, shat_state.hi,
+                           float(getattr(shat_state, "error", 0.0)))
         arguments = (gap0, b_ref, exact_reference)
     else:
         step = data.dvi_path_step(tau=tau)
@@ -575,7 +581,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     b_lo, b_hi = max(b_lo, ball_b[0]), min(b_hi, ball_b[1])     # both hold b*
     status["ball"] = _statuses(data, *found["ball_statuses"])
     if rule in ("bt2", "it"):
-        new_state = ShatState(*step.state())
+        new_state = ShatState(*step.state(), error=step.state_error())
         status["r2_squared"] = found["r2_squared"]
         status["second"] = _statuses(data, *found["statuses"])
     status["conflicts"] = found["conflicts"]

@@ -1117,3 +1117,21 @@ def test_epsilon_path_from_a_tiny_C(C_low):
     X, y = load_dataset("heart_scale")
     path = train_path(X, y, grid="epsilon", epsilon=1e-3, C_range=(C_low, 1e3))
     assert len(path) > 100 and path.C[1] < 1e-2
+
+
+@pytest.mark.parametrize("rule", ["bt2", "it"])
+def test_two_ball_state_after_a_huge_step_screens_nothing_wrong(rule):
+    # BT2/IT carry Q s-hat to the next step.  From C = 1e-20 to 0.15
+    # (q ~ 1e19) Q s came from q (G + 1), whose round-off (the gradient's
+    # floor, times q) left it O(1) off; the next steps reused it, scaled,
+    # and proved free samples to be at a bound (15 and 23 put back).
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(30, 5)) + 0.7 * y[:, None]
+    options = dict(C=[1e-20, 0.15, 0.45, 0.9], kernel="rbf", gamma=0.4, tol=1e-3)
+    screened = train_path(X, y, screening=rule, **options)
+    plain = train_path(X, y, screening=None, **options)
+    assert screened.put_back.tolist() == [0, 0, 0, 0]
+    if rule == "it":      # (BT2 alone proves nothing here once Q s is right)
+        assert screened.screened_zero.sum() + screened.screened_bound.sum() > 0
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-6)
