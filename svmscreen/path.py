@@ -393,6 +393,9 @@ class PathResult:
 
 
 # ------------------------------------------------------------------ path
+_TINY = float(np.finfo(np.float64).tiny)
+
+
 class _Problem:
     """The data side of a path: kernel, cached Q, bounds per unit C."""
 
@@ -410,6 +413,16 @@ class _Problem:
         self.p = -np.ones(self.n)
         self.lo = np.zeros(self.n)
         self.y = signs if fit_intercept else None
+        positive = hi_unit[hi_unit > 0]
+        self._unit_min = float(positive.min()) if positive.size else 0.0
+
+    def boxes_normal(self, C):
+        """Whether every positive box C * hi_unit_i is a normal float: the
+        rules need boxes proportional between steps (``_rules._box_ratio``,
+        within 1e-12), which a box that underflows to a subnormal or to 0
+        (C = 1e-295 times a sample_weight of 1e-20) is not.  The boxes only
+        grow along a path, so such steps are a prefix of it."""
+        return C * self._unit_min >= _TINY
 
     def gap(self, alpha, grad, hi):
         """The duality gap (``objective.Gap``) of a feasible alpha at box hi."""
@@ -463,7 +476,8 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             if progress:
                 progress(t, C)
             continue
-        if lookahead and alpha is not None and t not in ahead and not screening.covers(hi):
+        if lookahead and alpha is not None and t not in ahead and not screening.covers(hi) \
+                and problem.boxes_normal(C_prev):
             if epsilon is None:
                 # The end of the block is a row of the path: solving it now
                 # costs no extra solve, so its time is that row's solve time.
@@ -486,7 +500,11 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         else:
             fixed = None
             solve_start = _clock()
-            if alpha is not None and screening is not None:
+            # the reference's boxes underflowed (``boxes_normal``): no rule
+            # applies at this step; solving it whole is safe
+            screen_now = (alpha is not None and screening is not None
+                          and problem.boxes_normal(C_prev))
+            if screen_now:
                 # rule_seconds: the rule (bounds and sets, O(n) given Q alpha);
                 # the warm start and moving the proved variables to their
                 # bounds in it (kernel columns of those that move) are solver
@@ -497,7 +515,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                 solve_start = rule_end
             alpha0, grad0, drift = _path_start(problem, alpha, grad, C_prev, C, hi, before,
                                                drift)
-            if alpha is not None and screening is not None:
+            if screen_now:
                 alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
                                                             bound, counts=True)
                 if fixed is not None:

@@ -1135,3 +1135,23 @@ def test_two_ball_state_after_a_huge_step_screens_nothing_wrong(rule):
     if rule == "it":      # (BT2 alone proves nothing here once Q s is right)
         assert screened.screened_zero.sum() + screened.screened_bound.sum() > 0
     np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-6)
+
+
+@pytest.mark.parametrize("rule", ["dvi", "it", "bt2", "ssnsv", "essnsv"])
+def test_path_box_underflow_at_small_C(rule):
+    """C = 1e-295 times a sample_weight of 1e-20 underflows that sample's box
+    to 0 (and 1e-290 to a subnormal): the boxes of those steps are not
+    proportional, and the ball rules raised 'hi and hi_ref must be positive,
+    finite and proportional'.  Such steps are solved without screening."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    y = np.array([0, 1] * 6)
+    weight = np.ones(12)
+    weight[3] = 1e-20
+    grid = [1e-295, 1e-290, 1e-2, 1.0]
+    plain = svmscreen.train_path(X, y, C=grid, kernel="linear", sample_weight=weight,
+                                 screening=None, tol=1e-8)
+    path = svmscreen.train_path(X, y, C=grid, kernel="linear", sample_weight=weight,
+                                screening=rule, tol=1e-8)
+    assert np.all(path.put_back == 0)
+    np.testing.assert_allclose(path.objective, plain.objective, rtol=1e-6)
