@@ -806,7 +806,10 @@ cdef class _SMO:
         return 0
 
     cdef inline double clipped_newton(self, Py_ssize_t t) noexcept nogil:
-        cdef double curvature = self.Q.QD[t] if self.Q.QD[t] > TAU else TAU
+        # TAU stands in for a non-positive curvature only (svm.cpp's rule):
+        # flooring a positive Q_tt < TAU at TAU shrank the step by Q_tt / TAU,
+        # so a kernel of scale 1e-30 needed C * 1e-12 steps to reach the box
+        cdef double curvature = self.Q.QD[t] if self.Q.QD[t] > 0.0 else TAU
         cdef double target = self.alpha[t] - self.G[t] / curvature
         if target <= self.lo[t]:
             return self.lo[t]

@@ -1444,3 +1444,22 @@ def test_solve_refuses_values_that_are_not_finite(name, bad):
     args[name][3] = bad
     with pytest.raises(ValueError, match=f"{name} must be finite"):
         solve(Q, args["p"], args["lo"], args["hi"], args["alpha0"], y=y)
+
+
+@pytest.mark.parametrize("scale, C", [(1e-30, 1e20), (1e-186, 1e98)])
+def test_bias_free_step_at_tiny_curvature(scale, C):
+    """The bias-free coordinate step floored a positive Q_tt below 1e-12 at
+    TAU = 1e-12 (svm.cpp floors only a non-positive curvature): each step
+    moved at most |G| / 1e-12, so on a kernel of scale 1e-30 the box C =
+    1e20 took 1e8 steps (max_iter), and at 1e-186 / 1e98 the step fell
+    below alpha's ulp and the solve stopped 'optimal' with a duality gap of
+    |objective|.  Every sample belongs at its bound (G = -1 + O(1e-10))."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(10, 3))
+    y = np.array([0, 1] * 5)
+    model = fit_binary(scale * (X @ X.T), y, C=C, kernel="precomputed",
+                                 fit_intercept=False, tol=1e-8, max_iter=100000)
+    assert model.status_ == "optimal"
+    assert model.n_iter_ <= 20
+    np.testing.assert_allclose(model.objective_, -10 * C, rtol=1e-8)
+    assert model.duality_gap_ <= 1e-8 * 10 * C
