@@ -88,7 +88,7 @@ cdef int two_ball_bounds_loop(const double[::1] dot1, const double[::1] dot2,
     cdef Py_ssize_t i, n = dot1.shape[0]
     cdef double l1, l2, u1, u2, vn, proj, P, zpsi, lo, up
     cdef double zeta = 0.0, kappa = 0.0, A = 0.0, B = 0.0, inv_phi = 0.0, scale
-    cdef double near = 0.0, d
+    cdef double near = 0.0, d, R1, R2, PHI
     cdef bint from_m1 = r1 <= r2
     cdef int mode
     scale = r1 + r2 + phi_norm
@@ -108,19 +108,28 @@ cdef int two_ball_bounds_loop(const double[::1] dot1, const double[::1] dot2,
         # bounds moved by 6e-6 at an exact reference.  near = zeta - ||phi||
         # (m1 to the plane of the circle), kappa^2 = r2^2 - zeta^2
         # = r1^2 - near^2, each difference of squares as a product.
+        # In units of ``scale`` (r1, r2, ||phi|| <= 1): kappa^2 is a product
+        # of three lengths, which underflowed to 0 at lengths ~1e-103 (a
+        # kernel of scale 1e250: ||w|| ~ 1e-127), and the cap shrank to
+        # its plane (IT put back 19 of 23 screened samples).
+        R1 = r1 / scale
+        R2 = r2 / scale
+        PHI = phi_norm / scale
         if from_m1:
-            d = r2 - phi_norm
-            near = (d * (r2 + phi_norm) - r1 * r1) / (2.0 * phi_norm)
-            zeta = phi_norm + near
-            kappa = sqrt(fmax((r1 - d) * (r1 + d) * (r2 + zeta) / (2.0 * phi_norm), 0.0))
+            d = R2 - PHI
+            near = (d * (R2 + PHI) - R1 * R1) / (2.0 * PHI)
+            zeta = PHI + near
+            kappa = sqrt(fmax((R1 - d) * (R1 + d) * (R2 + zeta) / (2.0 * PHI), 0.0))
         else:
-            d = r1 - phi_norm
-            zeta = (r2 * r2 - d * (r1 + phi_norm)) / (2.0 * phi_norm)
-            near = zeta - phi_norm
-            kappa = sqrt(fmax((r2 - d) * (r2 + d) * (r1 + phi_norm - zeta) / (2.0 * phi_norm),
-                              0.0))
-        A = near / r1
-        B = zeta / r2
+            d = R1 - PHI
+            zeta = (R2 * R2 - d * (R1 + PHI)) / (2.0 * PHI)
+            near = zeta - PHI
+            kappa = sqrt(fmax((R2 - d) * (R2 + d) * (R1 + PHI - zeta) / (2.0 * PHI), 0.0))
+        A = near / R1
+        B = zeta / R2
+        near *= scale
+        zeta *= scale
+        kappa *= scale
         inv_phi = 1.0 / phi_norm
     for i in range(n):
         vn = vnorm[i]

@@ -1148,3 +1148,26 @@ def test_linear_rules_on_wide_csr_cost_the_nonzeros_not_the_width(rule, fit_inte
     plain = train_path(X, y, screening=None, **options)
     np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-6)
     assert screened.put_back.sum() == 0
+
+
+@pytest.mark.parametrize("length", [1e-130, 1e-100, 1e100, 1e130])
+def test_two_ball_bounds_scale_free(length):
+    """The lens of two balls scales with its lengths: kappa^2, a product of
+    three lengths, underflowed to 0 at lengths ~1e-103 (IT on a kernel of
+    scale 1e250, where ||w|| ~ 1e-127), which shrank the cap to its plane
+    and put back 19 of 23 screened samples along the path."""
+    rng = np.random.default_rng(3)
+    V = rng.normal(size=(20, 4))
+    m1, m2 = rng.normal(size=4), rng.normal(size=4)
+    phi = float(np.linalg.norm(m1 - m2))
+    r1, r2 = 0.8 * phi, 0.7 * phi
+    norms = np.linalg.norm(V, axis=1)
+    lower, upper, status = two_ball_bounds(V @ m1, V @ m2, norms, r1, r2, phi)
+    assert status == 0
+    # every length times ``length``, the vectors v_i kept: v'w scales by it
+    lo_s, up_s, status_s = two_ball_bounds(V @ (length * m1), V @ (length * m2), norms,
+                                           length * r1, length * r2, length * phi)
+    assert status_s == 0
+    np.testing.assert_allclose(lo_s / length, lower, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(up_s / length, upper, rtol=1e-12, atol=1e-12)
+
