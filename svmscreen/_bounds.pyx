@@ -175,15 +175,19 @@ cdef inline double _cap_min(double vo, double vu, double vn, double radius,
     The result is never below the ball bound v'o - r||v|| (round-off guard).
     """
     cdef double ball = vo - radius * vn
-    cdef double u2, vperp2, h, val
+    cdef double vu_hat, e, vperp2, val
     if radius <= 0.0 or vn <= 0.0:
         return vo
     if vu + vn * d_prime / radius >= 0.0:
         return ball
-    u2 = u_norm * u_norm
-    vperp2 = fmax(vn * vn - vu * vu / u2, 0.0)
-    h = fmax(radius * radius - d_prime * d_prime / u2, 0.0)
-    val = vo + vu * d_prime / u2 - sqrt(vperp2) * sqrt(h)
+    # v'u / ||u|| and d' / ||u||, lengths: d'^2 (a squared ||w||^2)
+    # overflowed at ||w|| ~ 1e77 (a kernel of scale 1e-200 at C ~ 1e205),
+    # and r^2 - inf made the cap's chord 0 (SSNSV put a sample back)
+    vu_hat = vu / u_norm
+    e = fabs(d_prime / u_norm)
+    vperp2 = fmax((vn - fabs(vu_hat)) * (vn + fabs(vu_hat)), 0.0)
+    val = (vo + vu_hat * (d_prime / u_norm)
+           - sqrt(vperp2) * (sqrt(fmax(radius - e, 0.0)) * sqrt(radius + e)))
     return fmax(val, ball)
 
 

@@ -1171,3 +1171,25 @@ def test_two_ball_bounds_scale_free(length):
     np.testing.assert_allclose(lo_s / length, lower, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(up_s / length, upper, rtol=1e-12, atol=1e-12)
 
+
+@pytest.mark.parametrize("length", [1e-120, 1e-80, 1e80, 1e120])
+def test_dome_bounds_scale_free(length):
+    """The dome {u'w <= d'} cap B(o, r) scales with its lengths (d' as a
+    squared length): d'^2 / ||u||^2 overflowed at ||w|| ~ 1e77 (SSNSV on a
+    kernel of scale 1e-200 at C ~ 1e205), the cap's chord became 0, and a
+    screened sample was put back."""
+    rng = np.random.default_rng(4)
+    V = rng.normal(size=(20, 4))
+    u = rng.normal(size=4)
+    o = 0.1 * rng.normal(size=4)
+    radius = 1.5
+    d_prime = -0.5 * np.linalg.norm(u)     # the plane cuts the ball
+    norms = np.linalg.norm(V, axis=1)
+    lower, upper, status = dome_bounds(V @ o, V @ u, norms, radius, np.linalg.norm(u), d_prime)
+    assert status == 0
+    lo_s, up_s, status_s = dome_bounds(V @ (length * o), V @ (length * u), norms,
+                                       length * radius, length * np.linalg.norm(u),
+                                       length * length * d_prime)
+    assert status_s == 0
+    np.testing.assert_allclose(lo_s / length, lower, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(up_s / length, upper, rtol=1e-12, atol=1e-12)
