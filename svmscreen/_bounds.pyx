@@ -27,7 +27,7 @@ they exist for the tests and for Python callers.
 """
 import numpy as np
 
-from libc.math cimport sqrt, fabs, fmax, fmin
+from libc.math cimport sqrt, fabs, fmax, fmin, frexp, ldexp
 
 # Relative tolerance used to decide the degenerate cases of the two-ball and
 # dome geometry (round-off level; the fallbacks chosen are always valid).
@@ -88,7 +88,8 @@ cdef int two_ball_bounds_loop(const double[::1] dot1, const double[::1] dot2,
     cdef Py_ssize_t i, n = dot1.shape[0]
     cdef double l1, l2, u1, u2, vn, proj, P, zpsi, lo, up
     cdef double zeta = 0.0, kappa = 0.0, A = 0.0, B = 0.0, inv_phi = 0.0, scale
-    cdef double near = 0.0, d, R1, R2, PHI
+    cdef double near = 0.0, d, R1, R2, PHI, unit
+    cdef int exponent
     cdef bint from_m1 = r1 <= r2
     cdef int mode
     scale = r1 + r2 + phi_norm
@@ -108,13 +109,17 @@ cdef int two_ball_bounds_loop(const double[::1] dot1, const double[::1] dot2,
         # bounds moved by 6e-6 at an exact reference.  near = zeta - ||phi||
         # (m1 to the plane of the circle), kappa^2 = r2^2 - zeta^2
         # = r1^2 - near^2, each difference of squares as a product.
-        # In units of ``scale`` (r1, r2, ||phi|| <= 1): kappa^2 is a product
-        # of three lengths, which underflowed to 0 at lengths ~1e-103 (a
-        # kernel of scale 1e250: ||w|| ~ 1e-127), and the cap shrank to
-        # its plane (IT put back 19 of 23 screened samples).
-        R1 = r1 / scale
-        R2 = r2 / scale
-        PHI = phi_norm / scale
+        # In units of the power of two ``unit`` just above ``scale`` (r1,
+        # r2, ||phi|| < 1; an exact scaling, so the bounds keep their bits
+        # wherever nothing under- or overflowed): kappa^2 is a product of
+        # three lengths, which underflowed to 0 at lengths ~1e-103 (a kernel
+        # of scale 1e250: ||w|| ~ 1e-127), and the cap shrank to its plane
+        # (IT put back 19 of 23 screened samples).
+        frexp(scale, &exponent)
+        unit = ldexp(1.0, exponent)
+        R1 = r1 / unit
+        R2 = r2 / unit
+        PHI = phi_norm / unit
         if from_m1:
             d = R2 - PHI
             near = (d * (R2 + PHI) - R1 * R1) / (2.0 * PHI)
@@ -127,9 +132,9 @@ cdef int two_ball_bounds_loop(const double[::1] dot1, const double[::1] dot2,
             kappa = sqrt(fmax((R2 - d) * (R2 + d) * (R1 + PHI - zeta) / (2.0 * PHI), 0.0))
         A = near / R1
         B = zeta / R2
-        near *= scale
-        zeta *= scale
-        kappa *= scale
+        near *= unit
+        zeta *= unit
+        kappa *= unit
         inv_phi = 1.0 / phi_norm
     for i in range(n):
         vn = vnorm[i]
