@@ -1769,6 +1769,7 @@ cdef class TwoBallPathStep(_PathStep):
                     _dense_times(self.x_dense, self.w, self.qs)
                 for i in range(n):
                     self.qs[i] *= self.y[i]
+            self.qs_error = 0.0             # from X itself: the kernel's round-off only
         else:
             with nogil:
                 if self.has_state:
@@ -1825,8 +1826,6 @@ cdef class TwoBallPathStep(_PathStep):
                 self.qs_error = 0.0
             else:
                 self.qs_error *= scale
-        if self.linear and how < 0:
-            self.qs_error = 0.0
         with nogil:
             for i in range(n):
                 self.shat_prev[i] = self.shat[i]
