@@ -194,9 +194,12 @@ def _with_columns(X, n_features):
 def run_fit(args, out):
     X, y = load_svmlight_file(args.file)
     # LIBSVM's default gamma, 1 / the training file's largest index, before
-    # any widening below
+    # any widening below (0 for a file without features, as svm-train's)
     n_features = X.shape[1]
-    gamma = args.gamma if args.gamma is not None else 1.0 / n_features
+    if args.gamma is not None:
+        gamma = args.gamma
+    else:
+        gamma = 1.0 / n_features if n_features else 0.0
     test = None
     if args.test:
         # read before the fit (a bad file fails first); features beyond the

@@ -783,6 +783,21 @@ def test_command_line_fit_with_a_class_smaller_than_cv(tmp_path, capsys, labels)
     assert "train acc." in out
     assert "5-fold CV acc. not computed: cv=5 is larger than the smallest class" in out
 
+
+def test_command_line_fit_of_a_file_without_features(tmp_path, capsys):
+    """A file whose rows have labels only: svm-train leaves the default
+    gamma at 0 (no largest index to divide by); svmscreen fit divided by
+    the width 0 and stopped with a ZeroDivisionError traceback."""
+    from svmscreen.cli import main
+    (tmp_path / "labels").write_text("1\n-1\n1\n-1\n")
+    assert main(["fit", str(tmp_path / "labels")]) == 2
+    assert "svmscreen: error: X is empty" in capsys.readouterr().err
+    # a test file with features widens the training rows; gamma stays 0
+    (tmp_path / "test").write_text("1 1:1\n-1 1:-1\n")
+    assert main(["fit", str(tmp_path / "labels"), "--test", str(tmp_path / "test"),
+                 "--cv", "0"]) == 0
+    assert "gamma = 0," in capsys.readouterr().out
+
 # --------------------------------------------- screening on and off (issue 4)
 @pytest.mark.parametrize("rule", SCREENING_RULES)
 @pytest.mark.parametrize("name, kernel, fit_intercept, class_weight", [
