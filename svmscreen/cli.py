@@ -122,7 +122,8 @@ def _check_path_args(args, y):
         raise ValueError(f"--C-min and --C-max are both {args.C_min:g}: give --n-C 1 or "
                          "a wider range")
     classes, counts = np.unique(y, return_counts=True)
-    if args.cv >= 2 and args.cv > counts.min():
+    # an empty file has no smallest class: train_path's own error names it
+    if args.cv >= 2 and counts.size and args.cv > counts.min():
         raise ValueError(f"--cv {args.cv} is larger than the smallest class "
                          f"({counts.min()} samples)")
     if args.grid == "epsilon" and classes.size > 2:

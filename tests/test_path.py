@@ -680,6 +680,15 @@ def test_command_line_path_errors_name_the_option(capsys, options, message):
     assert message in captured.err and captured.out == ""
 
 
+def test_command_line_path_of_an_empty_file(tmp_path, capsys):
+    # the --cv check took the smallest class of none: "zero-size array to
+    # reduction operation minimum which has no identity"
+    from svmscreen.cli import main
+    (tmp_path / "empty").write_bytes(b"")
+    assert main(["path", str(tmp_path / "empty"), "--n-C", "3"]) == 2
+    assert "svmscreen: error: X is empty: shape (0, 0)" in capsys.readouterr().err
+
+
 def test_command_line_path_epsilon_grid_needs_two_classes(tmp_path, capsys):
     from svmscreen.cli import main
     X, y, _, _ = letter_classes(3, n_train=60)
