@@ -53,12 +53,16 @@ def _open_compressed(path, mode):
             opener = open
     elif "r" in mode and suffix == ".lzma" and os.path.isfile(path):
         # the .lzma (LZMA alone) header has no magic bytes: its first bytes
-        # either decode or they are not .lzma
+        # either decode or they are not .lzma; fewer than the header's 13
+        # (properties, dictionary size, uncompressed size) decode to nothing
+        # without an error, and are not .lzma either
         with open(path, "rb") as head:
             start = head.read(64)
         try:
             lzma.LZMADecompressor(format=lzma.FORMAT_ALONE).decompress(start)
         except lzma.LZMAError:
+            opener = open
+        if 0 < len(start) < 13:
             opener = open
     return opener(path, mode)
 

@@ -712,6 +712,18 @@ def test_plain_text_with_a_compressed_name_is_read(suffix, tmp_path):
     np.testing.assert_array_equal(X.toarray(), [[0.5, 1.0], [-0.5, 0.0]])
 
 
+@pytest.mark.parametrize("text", [b"1 1:2\n", b"+1\n-1\n", b"1"])
+def test_short_plain_text_named_lzma_is_read(text, tmp_path):
+    # shorter than the .lzma header, it decoded to nothing without an error
+    # and was then refused ("Input format not supported by decoder")
+    path = tmp_path / "data.lzma"
+    path.write_bytes(text)
+    X, y = load_svmlight_file(path)
+    X_plain, y_plain = load_bytes(text)
+    assert_same_csr(X, X_plain)
+    np.testing.assert_array_equal(y, y_plain)
+
+
 def test_lzma_alone_files_are_still_decompressed(tmp_path):
     # .lzma has no magic bytes: its first bytes are tried as LZMA
     path = tmp_path / "data.lzma"
