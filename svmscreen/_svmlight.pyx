@@ -58,6 +58,8 @@ cdef enum:
 
 # Largest file index: columns are int32.
 cdef long MAX_INDEX = 2147483647
+# The same for ``datasets.dump_svmlight_file``, so that what it writes reads back.
+MAX_FILE_INDEX = MAX_INDEX
 
 
 cdef inline bint is_space(char c) noexcept nogil:

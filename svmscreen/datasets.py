@@ -234,6 +234,14 @@ def _check_dump_inputs(X, y, precomputed):
     if not np.all(np.isfinite(X.data)):
         raise ValueError("X must hold only finite values (LIBSVM files cannot "
                          "store NaN or infinity)")
+    # every column written (all of them for a precomputed kernel) must have
+    # a file index the reader accepts
+    shift = 0 if precomputed else 1
+    last = X.shape[1] - 1 if precomputed else (int(X.indices.max()) if X.nnz else -1)
+    if last + shift > _svmlight.MAX_FILE_INDEX:
+        raise ValueError(f"X has a value in column {last}, file index {last + shift}: "
+                         f"LIBSVM data files hold indices up to {_svmlight.MAX_FILE_INDEX} "
+                         "(a C int)")
     y = np.array(y, dtype=np.float64)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
@@ -297,7 +305,9 @@ def dump_svmlight_file(X, y, f, *, precomputed=False):
     Raises
     ------
     ValueError
-        If ``X`` or ``y`` is not finite, or their shapes disagree.
+        If ``X`` or ``y`` is not finite, their shapes disagree, or ``X``
+        has a value whose file index is beyond a C int (2147483647), which
+        no LIBSVM reader (nor :func:`load_svmlight_file`) accepts.
     TypeError
         If ``f`` is neither a path nor a binary file object.
     """

@@ -527,6 +527,23 @@ def test_dump_bad_inputs_write_nothing(tmp_path, X, y, exc, message):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_dump_refuses_indices_the_reader_refuses(tmp_path):
+    """A value in column 2**31 - 1 has file index 2**31, beyond a C int:
+    it was written, and the file could not be read back ("out of range")."""
+    def one_entry(column, value=1.0):
+        return sp.csr_matrix((np.array([value]), np.array([column], dtype=np.int64),
+                              np.array([0, 1])), shape=(1, 2 ** 31 + 5))
+    path = tmp_path / "out.txt"
+    with pytest.raises(ValueError, match="column 2147483647, file index 2147483648"):
+        dump_svmlight_file(one_entry(2 ** 31 - 1), [1.0], path)
+    assert list(tmp_path.iterdir()) == []
+    # the last index a C int holds, and a zero (not written) beyond it
+    for column, value in [(2 ** 31 - 2, 1.0), (2 ** 31 + 1, 0.0)]:
+        dump_svmlight_file(one_entry(column, value), [1.0], path)
+        X, y = load_svmlight_file(path, n_features=2 ** 31 + 5)
+        assert X.nnz == int(value != 0) and X[0, column] == value
+
+
 def test_dump_failure_leaves_no_partial_file(tmp_path, monkeypatch):
     path = tmp_path / "out.txt.gz"
     path.write_bytes(b"old content")
