@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from . import _svmlight
 from ._files import atomic_output
+from ._validation import check_flag
 
 __all__ = ["load_svmlight_file", "dump_svmlight_file", "load_dataset"]
 
@@ -159,7 +160,8 @@ def load_svmlight_file(f, n_features=None, *, precomputed=False, dtype=np.float6
         If a line is malformed or an index exceeds ``n_features``; the
         message names the file and the 1-based line.
     TypeError
-        If ``f`` is neither a path nor a binary file object.
+        If ``f`` is neither a path nor a binary file object, or
+        ``precomputed`` is not a bool.
     """
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
@@ -171,7 +173,7 @@ def load_svmlight_file(f, n_features=None, *, precomputed=False, dtype=np.float6
             raise ValueError(
                 f"n_features must be a non-negative integer or None, got {n_features!r}")
         n_features = int(n_features)
-    precomputed = bool(precomputed)
+    precomputed = check_flag(precomputed, "precomputed")
     name = _display_name(f)
 
     if _is_path(f):
@@ -309,9 +311,10 @@ def dump_svmlight_file(X, y, f, *, precomputed=False):
         has a value whose file index is beyond a C int (2147483647), which
         no LIBSVM reader (nor :func:`load_svmlight_file`) accepts.
     TypeError
-        If ``f`` is neither a path nor a binary file object.
+        If ``f`` is neither a path nor a binary file object, or
+        ``precomputed`` is not a bool.
     """
-    precomputed = bool(precomputed)
+    precomputed = check_flag(precomputed, "precomputed")
     X, y = _check_dump_inputs(X, y, precomputed)
     if not _is_path(f):
         if isinstance(f, io.TextIOBase) or not hasattr(f, "write"):

@@ -208,6 +208,16 @@ def test_precomputed_index_zero():
         load_bytes(text)
 
 
+@pytest.mark.parametrize("flag", ["no", "False", None, 2.0])
+def test_precomputed_must_be_a_bool(tmp_path, flag):
+    # a string such as "no" must not turn the kernel reading on by its truth
+    with pytest.raises(TypeError, match="precomputed must be True or False"):
+        load_bytes(b"1 1:1\n", precomputed=flag)
+    with pytest.raises(TypeError, match="precomputed must be True or False"):
+        dump_svmlight_file(np.eye(2), [1, -1], tmp_path / "out", precomputed=flag)
+    assert not (tmp_path / "out").exists()
+
+
 def test_precomputed_width_and_n_features():
     X, _ = load_bytes(b"1 0:1 1:4\n", precomputed=True)
     assert X.shape == (1, 2)
