@@ -85,24 +85,29 @@ def format_model(model):
     if model.nSV is not None:
         out.append(_numbers("nr_sv", np.asarray(model.nSV)[:k], "%d"))
     out.append("SV\n")
-    coef_format = "%.17g " * max(k - 1, 0)
     # sv_coef is (k - 1) x l; one class (k = 1, l = 0) has no rows to write
-    coef_rows = np.asarray(model.sv_coef, dtype=np.float64).reshape(
-        max(k - 1, 0), int(model.l)).T.tolist()
+    coef = np.asarray(model.sv_coef, dtype=np.float64).reshape(max(k - 1, 0), int(model.l)).T
+    if np.any(np.isnan(coef) & np.signbit(coef)):
+        # printf writes a nan with its sign bit (x86's 0 * inf: a nu-SVC
+        # pair with r = 0) as "-nan"; Python's % drops the sign
+        coef_text = ["".join(c_number("%.17g", v) + " " for v in row) for row in coef.tolist()]
+    else:
+        coef_format = "%.17g " * max(k - 1, 0)
+        coef_text = [coef_format % tuple(row) for row in coef.tolist()]
     SV = model.SV
     indptr = SV.indptr
     if kernel_type == PRECOMPUTED:
         first = [float(SV.data[indptr[r]]) if indptr[r + 1] > indptr[r] and
                  SV.indices[indptr[r]] == 0 else 0.0 for r in range(model.l)]
         for r in range(model.l):
-            out.append(coef_format % tuple(coef_rows[r]) + "0:%d \n" % int(first[r]))
+            out.append(coef_text[r] + "0:%d \n" % int(first[r]))
     else:
         indices = (SV.indices.astype(np.int64) + 1).tolist()
         values = SV.data.tolist()
         for r in range(model.l):
             lo, hi = int(indptr[r]), int(indptr[r + 1])
             nodes = "".join("%d:%.8g " % pair for pair in zip(indices[lo:hi], values[lo:hi]))
-            out.append(coef_format % tuple(coef_rows[r]) + nodes + "\n")
+            out.append(coef_text[r] + nodes + "\n")
     return "".join(out)
 
 
