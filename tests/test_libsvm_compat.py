@@ -988,6 +988,20 @@ MALFORMED_MODELS = [
     ("infinite gamma", GOOD_MODEL.replace("gamma 0.5", "gamma inf"), 3, "finite number"),
     ("infinite SV value", GOOD_MODEL.replace("2:0.5", "2:-inf"), 10, "bad feature '2:-inf'"),
     ("nan SV value", GOOD_MODEL.replace("1:-1", "1:nan"), 11, "bad feature '1:nan'"),
+    # Python's float() and int() read '1_5' as 15; LIBSVM's fscanf reads 1
+    # and stops at '_5' (unknown text), its strtod of an SV line reads 1
+    ("underscore in rho", GOOD_MODEL.replace("0.25 -0.375", "0.25 -0_375"), 6,
+     "'rho' expects 3 numbers"),
+    ("underscore in gamma", GOOD_MODEL.replace("gamma 0.5", "gamma 0_5"), 3, "'gamma' expects"),
+    ("underscore in nr_class", GOOD_MODEL.replace("nr_class 3", "nr_class 0_3"), 4,
+     "'nr_class' expects"),
+    ("underscore in label", GOOD_MODEL.replace("label 1 2 3", "label 1 2 1_0"), 7,
+     "'label' expects"),
+    ("underscore in coefficient", GOOD_MODEL.replace("-1 1 1:-1", "-1 1_0 1:-1"), 11,
+     "bad coefficient '1_0'"),
+    ("underscore in SV index", GOOD_MODEL.replace("2:0.5", "1_0:0.5"), 10,
+     "bad feature '1_0:0.5'"),
+    ("underscore in SV value", GOOD_MODEL.replace("2:0.5", "2:0_5"), 10, "bad feature '2:0_5'"),
 ]
 
 

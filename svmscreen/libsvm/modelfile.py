@@ -145,10 +145,26 @@ class _Tokens:
         return self.pending.pop(), self.line
 
 
+def _c_float(token):
+    """float(token), refusing the digits grouped by underscores that only
+    Python reads: '1_5' is 15 to float(), where LIBSVM's fscanf reads 1 and
+    stops at '_5' (its strtod of an SV line too)."""
+    if "_" in token:
+        raise ValueError(f"{token!r} is not a number")
+    return float(token)
+
+
+def _c_int(token):
+    """int(token), refusing underscores as ``_c_float``."""
+    if "_" in token:
+        raise ValueError(f"{token!r} is not an integer")
+    return int(token)
+
+
 def _finite_float(token):
     """float(token), refusing nan and inf (gamma, coef0 and the support
     vectors' values, which no training writes so: data files refuse them)."""
-    value = float(token)
+    value = _c_float(token)
     if not math.isfinite(value):
         raise ValueError(f"{token!r} is not finite")
     return value
@@ -160,7 +176,7 @@ def _read_values(tokens, keyword, count, convert, detail):
         token, line = tokens.next(f"the {count} values of '{keyword}'")
         try:
             values.append(convert(token))
-            if convert is int and not fits_c_int(values[-1]):
+            if convert is _c_int and not fits_c_int(values[-1]):
                 raise ValueError        # a C int in svm.h
         except ValueError:
             raise tokens.error(line, f"'{keyword}' expects {count} {detail}, got {token!r} "
@@ -185,7 +201,7 @@ def _read_header(tokens):
                 raise tokens.error(vline, f"unknown {what} {value!r} (one of {', '.join(table)})")
             header[token] = table.index(value)
         elif token in ("degree", "nr_class", "total_sv"):
-            header[token] = _read_values(tokens, token, 1, int, "integer")[0]
+            header[token] = _read_values(tokens, token, 1, _c_int, "integer")[0]
             if token == "nr_class" and header[token] < 1:
                 raise tokens.error(line, f"nr_class must be >= 1, got {header[token]}")
             if token == "total_sv" and header[token] < 0:
@@ -212,8 +228,8 @@ def _read_header(tokens):
                 f" (nr_class {header['nr_class']})" if token != "prob_density_marks" else "")
             # rho, probA, probB can be nan or inf: svm-train writes them so,
             # as LIBSVM (see the module's docstring), and svm-predict reads them
-            header[token] = _read_values(tokens, token, count, int if integer else float,
-                                         detail)
+            header[token] = _read_values(tokens, token, count,
+                                         _c_int if integer else _c_float, detail)
         else:
             raise tokens.error(line, f"unknown text {token!r} in model file")
 
@@ -286,7 +302,7 @@ def load_model(path):
                                f"the features, found {found}")
         try:
             # nan and inf are read, as rho's (the module's docstring)
-            coefs.append([float(token) for token in head])
+            coefs.append([_c_float(token) for token in head])
         except ValueError:
             bad = next(t for t in head if not _is_float(t))
             raise tokens.error(line_number, f"bad coefficient {bad!r}") from None
@@ -296,7 +312,7 @@ def load_model(path):
             try:
                 if not sep:
                     raise ValueError
-                index = int(index_text)
+                index = _c_int(index_text)
                 value = _finite_float(value_text)
                 if index > INT_MAX:
                     raise ValueError    # svm_node.index is a C int
@@ -344,7 +360,7 @@ def load_model(path):
 
 def _is_float(token):
     try:
-        float(token)
+        _c_float(token)
     except ValueError:
         return False
     return True
