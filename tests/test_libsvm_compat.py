@@ -952,6 +952,18 @@ SV
 -0.5 -1 2:1 
 """
 
+PRECOMPUTED_MODEL = """svm_type c_svc
+kernel_type precomputed
+nr_class 2
+total_sv 2
+rho 0.5
+label 1 -1
+nr_sv 1 1
+SV
+1 0:1 
+-1 0:3 
+"""
+
 
 def test_model_header_in_any_order(tmp_path):
     reordered = GOOD_MODEL.replace("gamma 0.5\nnr_class 3\n", "nr_class 3\n").replace(
@@ -964,6 +976,21 @@ def test_model_header_in_any_order(tmp_path):
     assert ours.svm_predict([], x, a, "-q")[2] == ours.svm_predict([], x, b, "-q")[2]
     ours.svm_save_model(str(tmp_path / "c.model"), b)
     assert (tmp_path / "c.model").read_text() == GOOD_MODEL
+
+
+def test_precomputed_model_serials_read_as_libsvm(tmp_path):
+    """Serials are truncated as svm.cpp's (int) (0:3.7 reads column 3) and
+    the other entries of a precomputed SV line are read and not written."""
+    text = PRECOMPUTED_MODEL.replace("0:3", "0:3.7 1:2")
+    (tmp_path / "a.model").write_text(text)
+    model = ours.svm_load_model(str(tmp_path / "a.model"))
+    x = [[1, 0.25, 9.0, -0.5], [2, 1.0, 0.0, 2.0]]
+    expected = [[0.25 - (-0.5) - 0.5], [1.0 - 2.0 - 0.5]]
+    assert ours.svm_predict([], x, model, "-q")[2] == expected
+    lib = official.svm_load_model(str(tmp_path / "a.model"))
+    assert official.svm_predict([], x, lib, "-q")[2] == expected
+    ours.svm_save_model(str(tmp_path / "b.model"), model)
+    assert (tmp_path / "b.model").read_text() == PRECOMPUTED_MODEL
 
 
 MALFORMED_MODELS = [
@@ -1002,6 +1029,11 @@ MALFORMED_MODELS = [
     ("underscore in SV index", GOOD_MODEL.replace("2:0.5", "1_0:0.5"), 10,
      "bad feature '1_0:0.5'"),
     ("underscore in SV value", GOOD_MODEL.replace("2:0.5", "2:0_5"), 10, "bad feature '2:0_5'"),
+    # svm.cpp reads the test row's node at position (int)serial: 0:-1 read
+    # before the row (ours: its last column), silently
+    ("negative serial", PRECOMPUTED_MODEL.replace("0:3", "0:-1"), 10, "'0:serial' first"),
+    ("serial below 1", PRECOMPUTED_MODEL.replace("0:1", "0:0.5"), 9, "serial >= 1"),
+    ("missing serial", PRECOMPUTED_MODEL.replace("1 0:1", "1"), 9, "'0:serial' first"),
 ]
 
 

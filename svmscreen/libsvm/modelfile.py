@@ -325,6 +325,14 @@ def load_model(path):
             previous = index
             indices.append(index - base)
             values.append(value)
+        first = indptr[-1]
+        if kernel_type == PRECOMPUTED and not (
+                len(indices) > first and indices[first] == 0 and values[first] >= 1):
+            # svm.cpp's kernel reads the test row's node at position
+            # (int)serial: one below 1 or none was never trained (svm-train
+            # refuses it) and points before the row (0:-1 read its last column)
+            raise tokens.error(line_number, "a precomputed kernel's support vector needs "
+                               "'0:serial' first, with serial >= 1")
         indptr.append(len(indices))
     if count < total_sv:
         raise tokens.error(line_number + 1 if lines else 1,
