@@ -1162,6 +1162,32 @@ def test_train_command_cross_validation_and_errors(data_root, tmp_path, monkeypa
     assert os.listdir(tmp_path) == ["m"]
 
 
+@pytest.mark.parametrize("command, argv, refused", [
+    ("train", ["-c", "1_0"], "-c 1_0"),             # svm-train: C = 1, Python's float(): 10
+    ("train", ["-t", "0_1"], "-t 0_1"),             # svm-train: linear, int(): polynomial
+    ("train", ["-w1_0", "2"], "-w1_0 1_0"),         # svm-train: class 1's weight
+    ("predict", ["-b", "0_1"], "-b 0_1"),           # svm-predict: no probabilities
+    ("scale", ["-u", "1_0"], "-u 1_0"),
+    ("scale", ["-y", "0", "1_0"], "-y 1_0"),
+])
+def test_commands_refuse_option_values_with_underscores(data_root, tmp_path, capsys, command,
+                                                        argv, refused):
+    """Option values the C tools read with atoi/atof and Python otherwise:
+    a message and the usage, not a run with other parameters."""
+    heart = plain_file("heart_scale", data_root)
+    model = str(tmp_path / "m")
+    if command == "predict":
+        assert commands.train_main(["-q", heart, model]) == 0
+    files = {"train": [heart, model], "predict": [heart, model, str(tmp_path / "out")],
+             "scale": [heart]}[command]
+    assert getattr(commands, command + "_main")(argv + files) == 1
+    captured = capsys.readouterr()
+    option, value = refused.split()
+    assert captured.err == "option %s needs a number, got %r\n" % (option, value)
+    assert captured.out.startswith("Usage:")
+    assert os.listdir(tmp_path) == (["m"] if command == "predict" else [])
+
+
 MALFORMED_DATA = [
     ("bad label", "1 1:0.5\nx 1:1\n", 2),
     ("bad index", "1 1:0.5\n-1 a:1\n1 1:2\n", 2),

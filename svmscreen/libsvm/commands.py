@@ -11,7 +11,7 @@ killed by SIGINT), so that ``sys.exit(train_main())`` is the console script.
 Deliberate differences: malformed input names the file and line and never
 leaves a partial output file (outputs are written to a temporary file and
 renamed); option values must parse (C's ``atoi``/``atof`` read garbage as
-0).
+0, and ``1_0`` as 1, which Python reads as 10).
 """
 import io
 import os
@@ -96,6 +96,15 @@ def _fail(message):
 def _usage(text):
     sys.stdout.write(text)
     raise _Exit(1)
+
+
+def _check_number(option, text, usage):
+    """Refuse an option value with an underscore: Python's int() and
+    float() read '1_0' as 10 where the C tools' atoi/atof read 1 (and
+    '0_1' as 0), so it would run with another value than svm-train's."""
+    if "_" in text:
+        sys.stderr.write("option %s needs a number, got %r\n" % (option, text))
+        _usage(usage)
 
 
 def _run(body, argv):
@@ -199,6 +208,9 @@ def _train(argv):
             options.append("-q")
             j += 1
             continue
+        if option[1] == "w":
+            _check_number(option, option[2:], TRAIN_USAGE)      # -wi's class label
+        _check_number(option, argv[j + 1], TRAIN_USAGE)
         options.extend([option if option[1] == "w" else option[:2], argv[j + 1]])
         j += 2
     try:
@@ -298,6 +310,7 @@ def _predict(argv):
         if option == "b":
             if i + 1 >= len(argv):
                 _usage(PREDICT_USAGE)
+            _check_number("-b", argv[i + 1], PREDICT_USAGE)
             try:
                 predict_probability_flag = int(argv[i + 1])
             except ValueError:
@@ -469,6 +482,8 @@ def _scale(argv):
             i += 1
             if i >= len(argv):
                 _usage(SCALE_USAGE)
+            if option in ("l", "u", "y"):
+                _check_number("-" + option, argv[i], SCALE_USAGE)
             if option == "l":
                 lower = float(argv[i])
             elif option == "u":
@@ -478,6 +493,7 @@ def _scale(argv):
                 i += 1
                 if i >= len(argv):
                     _usage(SCALE_USAGE)
+                _check_number("-y", argv[i], SCALE_USAGE)
                 y_upper = float(argv[i])
                 y_scaling = True
             elif option == "s":
