@@ -21,10 +21,11 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from svmscreen._validation import INT_MAX, check_n_jobs
 from svmscreen.datasets import load_svmlight_file
 from svmscreen.libsvm.commands import broken_pipe_exit
 from svmscreen.model import fit_binary
-from svmscreen.path import SCREENING_RULES, cv_splits, train_path
+from svmscreen.path import EPSILON_MIN, SCREENING_RULES, cv_splits, train_path
 
 
 def add_kernel_options(parser):
@@ -32,8 +33,10 @@ def add_kernel_options(parser):
                         choices=["linear", "poly", "rbf", "sigmoid"])
     parser.add_argument("--gamma", type=_finite("gamma", zero=True), default=None,
                         help="default 1/n_features")
-    parser.add_argument("--coef0", type=float, default=0.0)
-    parser.add_argument("--degree", type=int, default=3)
+    parser.add_argument("--coef0", type=_within(float, np.isfinite, "a finite coef0"),
+                        default=0.0)
+    parser.add_argument("--degree", type=_within(int, lambda degree: 0 <= degree <= INT_MAX,
+                                                 f"a degree in [0, {INT_MAX}]"), default=3)
     parser.add_argument("--tol", type=_finite("tolerance"), default=1e-3)
     parser.add_argument("--cache-size", type=_finite("size"), default=100.0, help="MB")
     parser.add_argument("--no-intercept", action="store_true", help="bias-free SVM")
@@ -69,6 +72,22 @@ def _finite(what, zero=False):
     return parse
 
 
+def _within(convert, allowed, needs):
+    """An argparse type: ``convert(text)`` for which ``allowed`` holds (is
+    true, and raises no ValueError), refused under the option's name before
+    the data are read; train_path refused it after the data line, in its
+    parameter's name."""
+    def parse(text):
+        try:
+            ok = allowed(value := convert(text))
+        except ValueError:
+            ok = False
+        if not ok:
+            raise argparse.ArgumentTypeError(f"needs {needs}, got {text!r}")
+        return value
+    return parse
+
+
 def _count_of_C(text):
     """--n-C: a positive number of C values, within what an array can hold."""
     try:
@@ -92,10 +111,14 @@ def build_parser():
     path.add_argument("--C-max", type=_finite("C"), default=1e3)
     path.add_argument("--n-C", type=_count_of_C, default=50)
     path.add_argument("--grid", choices=["log", "epsilon"], default="log")
-    path.add_argument("--epsilon", type=float, default=1e-3)
+    path.add_argument("--epsilon", type=_within(float, lambda eps: EPSILON_MIN <= eps < 1,
+                                                f"an epsilon in [{EPSILON_MIN:g}, 1)"),
+                      default=1e-3)
     path.add_argument("--cv", type=_folds, default=5, help="folds (0: no cross-validation)")
     path.add_argument("--screening", default="dvi", choices=list(SCREENING_RULES) + ["none"])
-    path.add_argument("--n-jobs", type=int, default=None)
+    path.add_argument("--n-jobs", type=_within(int, check_n_jobs,
+                                               "a nonzero integer (joblib's n_jobs)"),
+                      default=None)
     path.add_argument("--compare", action="store_true",
                       help="also time the path without screening")
     path.add_argument("--verbose", action="store_true", help="progress bar")

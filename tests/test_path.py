@@ -666,6 +666,10 @@ def test_command_line_path(capsys):
     (["--cache-size", "0"], "argument --cache-size: needs a positive, finite size, got '0'"),
     (["--tol", "nan"], "argument --tol: needs a positive, finite tolerance, got 'nan'"),
     (["--gamma", "-1"], "argument --gamma: needs a finite gamma >= 0, got '-1'"),
+    (["--epsilon", "0"], "argument --epsilon: needs an epsilon in [1e-08, 1), got '0'"),
+    (["--coef0", "nan"], "argument --coef0: needs a finite coef0, got 'nan'"),
+    (["--degree", "-1"], "argument --degree: needs a degree in [0, 2147483647], got '-1'"),
+    (["--n-jobs", "0"], "argument --n-jobs: needs a nonzero integer (joblib's n_jobs), got '0'"),
 ])
 def test_command_line_path_errors_name_the_option(capsys, options, message):
     # They named train_path's parameters (C_range, n_C, cv=), or nothing
