@@ -230,6 +230,8 @@ def run_fit(args, out):
         # training file's count in the kernel as in svm-predict (zero weight,
         # but in the RBF distance), so both get the wider width
         X_test, y_test = load_svmlight_file(args.test)
+        if not y_test.size:     # the prediction's "X is empty", after the report
+            raise ValueError(f"--test {args.test} has no samples")
         width = max(X.shape[1], X_test.shape[1])
         X, test = _with_columns(X, width), (_with_columns(X_test, width), y_test)
     params = dict(C=args.C, kernel=args.kernel, gamma=gamma, coef0=args.coef0,

@@ -777,9 +777,15 @@ def test_command_line_fit_test_file_with_more_features(tmp_path, capsys, n_class
     model = train_path(wide, y, C=[1.0], gamma=1.0 / X.shape[1], screening=None).model(0)
     assert _printed(out, "test acc.") == f"{100 * np.mean(model.predict(X_test) == y_test):.2f}%"
     assert f"{X.shape[1]} features" in out
-    # a missing test file fails before the fit
+    # a missing test file fails before the fit, and so does an empty one
+    # (the model was reported, then the prediction's "X is empty: shape (0, 16)")
     assert main(["fit", str(tmp_path / "train.txt"), "--test", str(tmp_path / "none")]) == 2
     assert "model" not in capsys.readouterr().out
+    (tmp_path / "empty").write_bytes(b"")
+    assert main(["fit", str(tmp_path / "train.txt"), "--test", str(tmp_path / "empty")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"svmscreen: error: --test {tmp_path / 'empty'} has no samples\n"
 
 
 @pytest.mark.parametrize("labels", [[1, 2, 2, 2, 2, 2, 2, 2], [1, 1, 1, 2, 2, 2, 2, 3, 3, 3]])
