@@ -290,8 +290,13 @@ def _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out):
           f"vectors, {seconds:.3f} s", file=out)
     print(f"objective     {path.objective[0]:.10g} summed over the pairs (duality gap "
           f"{path.duality_gap[0]:.3g})", file=out)
-    _print_accuracies(out, model, X, y, test, args.cv,
-                      None if splits is None else path.cv_mean[0], no_cv)
+    cv_accuracy = None
+    if splits is not None:
+        # the held-out samples' accuracy, as for two classes (svm-train -v's):
+        # the folds' mean weighs a sample of a smaller fold more
+        sizes = np.array([held.size for _, held in splits])
+        cv_accuracy = sizes @ path.cv_accuracy[:, 0] / sizes.sum()
+    _print_accuracies(out, model, X, y, test, args.cv, cv_accuracy, no_cv)
     return 0
 
 

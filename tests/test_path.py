@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import svmscreen
-from svmscreen.path import SCREENING_RULES, train_path
+from svmscreen.path import SCREENING_RULES, cv_splits, train_path
 
 
 def libsvm_objective(X, y, C, gamma, tol):
@@ -756,7 +756,30 @@ def test_command_line_fit(tmp_path, capsys, n_classes):
     assert f"{model.n_support_ if n_classes > 2 else path.n_sv[0]} support vectors" in out
     if n_classes > 2:
         assert "one-vs-one (6 pairs)" in out
-        assert _printed(out, "3-fold CV acc.") == f"{100 * path.cv_mean[0]:.2f}%"
+        sizes = np.array([held.sum() for _, held in cv_splits(3, y)])
+        cv_accuracy = sizes @ path.cv_accuracy[:, 0] / sizes.sum()
+        assert _printed(out, "3-fold CV acc.") == f"{100 * cv_accuracy:.2f}%"
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_command_line_fit_cv_accuracy_is_that_of_the_held_out_samples(tmp_path, capsys,
+                                                                      n_classes):
+    """svmscreen fit's CV figure is the share of samples predicted right
+    when held out (svm-train -v's), whatever the number of classes; with
+    more than two it was the mean of the folds' accuracies, which differs
+    when the folds differ in size (4 classes of 8, 8, 7, 7 in 5 folds of
+    8, 8, 6, 4, 4 samples: 30.83% for 9 of 30 samples right)."""
+    from svmscreen.cli import main
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = 1.0 + np.arange(30) % n_classes
+    svmscreen.dump_svmlight_file(X, y, tmp_path / "train.txt")
+    assert main(["fit", str(tmp_path / "train.txt")]) == 0
+    right = 0
+    for train, held in cv_splits(5, y):
+        model = train_path(X[train], y[train], C=[1.0], gamma=1 / 3, screening=None).model(0)
+        right += np.sum(model.predict(X[held]) == y[held])
+    assert _printed(capsys.readouterr().out, "5-fold CV acc.") == f"{100 * right / 30:.2f}%"
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
