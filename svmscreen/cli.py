@@ -25,7 +25,8 @@ from svmscreen._validation import INT_MAX, check_n_jobs
 from svmscreen.datasets import load_svmlight_file
 from svmscreen.libsvm.commands import broken_pipe_exit
 from svmscreen.model import fit_binary
-from svmscreen.path import EPSILON_MIN, SCREENING_RULES, cv_splits, train_path
+from svmscreen.path import (EPSILON_MIN, MAX_N_C, SCREENING_RULES, cv_splits,
+                            train_path)
 
 
 def add_kernel_options(parser):
@@ -96,8 +97,9 @@ def _count_of_C(text):
         raise argparse.ArgumentTypeError(f"needs a positive integer, got {text!r}") from None
     if count <= 0:
         raise argparse.ArgumentTypeError(f"needs a positive integer, got {text!r}")
-    if count > sys.maxsize:
-        raise argparse.ArgumentTypeError(f"{text} is more values than an array can hold")
+    if count > MAX_N_C:
+        raise argparse.ArgumentTypeError(f"{text} is more values than an array can hold "
+                                         f"(at most {MAX_N_C})")
     return count
 
 

@@ -33,12 +33,20 @@ _clock = time.perf_counter
 
 
 # ----------------------------------------------------------------- grids
+# The most values a float64 grid holds (numpy's limit on an array's bytes):
+# geomspace said "array is too big", or near 2**63 raised an IndexError.
+MAX_N_C = np.iinfo(np.intp).max // np.dtype(np.float64).itemsize
+
+
 def log_grid(C_range, n_C):
     """n_C values log-spaced over C_range = (C_low, C_high), strictly
     increasing."""
     low, high = check_C_range(C_range)
     if isinstance(n_C, bool) or not isinstance(n_C, (int, np.integer)) or n_C < 1:
         raise ValueError(f"n_C must be a positive integer, got {n_C!r}")
+    if n_C > MAX_N_C:
+        raise ValueError(f"n_C={n_C} is more values than an array can hold (at most "
+                         f"{MAX_N_C})")
     if n_C == 1:
         return np.array([low])
     grid = np.geomspace(low, high, int(n_C))

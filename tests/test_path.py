@@ -381,6 +381,7 @@ def test_inputs_not_modified():
     (dict(C="1.0"), TypeError, "C must be a number"),
     (dict(C=[1.0 + 1.0j]), TypeError, "C must be a number"),
     (dict(n_C=0), ValueError, "n_C"),
+    (dict(n_C=2 ** 63 - 1), ValueError, "n_C=9223372036854775807 is more values"),
     (dict(C_range=(10.0, 1.0)), ValueError, "C_range"),
     (dict(C_range=(0.0, 1.0)), ValueError, "C_range"),
     (dict(C_range=(1.0, 1.0), n_C=3), ValueError, "fewer than n_C=3 distinct"),
@@ -662,6 +663,9 @@ def test_command_line_path(capsys):
     (["--C-max", "inf"], "argument --C-max: needs a positive, finite C, got 'inf'"),
     (["--n-C", "0"], "argument --n-C: needs a positive integer, got '0'"),
     (["--n-C", "99999999999999999999"], "argument --n-C: 99999999999999999999 is more values"),
+    # numpy's "array is too big", and near 2**63 geomspace's IndexError traceback
+    (["--n-C", str(2 ** 62)], f"argument --n-C: {2 ** 62} is more values"),
+    (["--n-C", str(2 ** 63 - 1)], f"argument --n-C: {2 ** 63 - 1} is more values"),
     (["--cv", "x"], "argument --cv: needs a number of folds, got 'x'"),
     (["--cache-size", "0"], "argument --cache-size: needs a positive, finite size, got '0'"),
     (["--tol", "nan"], "argument --tol: needs a positive, finite tolerance, got 'nan'"),
