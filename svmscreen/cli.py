@@ -330,7 +330,7 @@ def main(argv=None, out=None):
                 return run_path(args, out)
     except BrokenPipeError:                   # an OSError: first
         return broken_pipe_exit()
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, Warning) as exc:   # Warning: by -W error
         print(f"svmscreen: error: {exc}", file=sys.stderr)
         return 2
     except MemoryError:

@@ -725,6 +725,15 @@ def test_command_line_warns_once_in_its_own_words(capsys):
     assert err == ["svmscreen: warning: screening='dvi' needs a positive semi-definite "
                    "kernel, which kernel='sigmoid' with coef0=0 need not be: solving "
                    "without screening"]
+    # -W error makes it the command's error (it was a traceback)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["path", "data/heart_scale.xz", "--kernel", "sigmoid", "--n-C", "3",
+                     "--cv", "2"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["svmscreen: error: screening='dvi' needs a positive semi-definite "
+                   "kernel, which kernel='sigmoid' with coef0=0 need not be: solving "
+                   "without screening"]
 
 
 def test_command_line_path_with_more_classes(tmp_path, capsys):
