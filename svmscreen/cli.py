@@ -25,7 +25,7 @@ from svmscreen._validation import INT_MAX, check_n_jobs
 from svmscreen.datasets import load_svmlight_file
 from svmscreen.libsvm.commands import broken_pipe_exit
 from svmscreen.model import fit_binary
-from svmscreen.path import (EPSILON_MIN, MAX_N_C, SCREENING_RULES, cv_splits,
+from svmscreen.path import (EPSILON_MIN, MAX_N_C, SCREENING_RULES, cv_splits, log_grid,
                             train_path)
 
 
@@ -146,6 +146,13 @@ def _check_path_args(args, y):
     if args.grid == "log" and args.n_C > 1 and args.C_min == args.C_max:
         raise ValueError(f"--C-min and --C-max are both {args.C_min:g}: give --n-C 1 or "
                          "a wider range")
+    if args.grid == "log":
+        try:
+            log_grid((args.C_min, args.C_max), args.n_C)
+        except ValueError:
+            raise ValueError(f"--C-min {args.C_min!r} to --C-max {args.C_max!r} holds fewer "
+                             f"than --n-C {args.n_C} distinct values: give a smaller --n-C "
+                             "or a wider range") from None
     classes, counts = np.unique(y, return_counts=True)
     # an empty file has no smallest class: train_path's own error names it
     if args.cv >= 2 and counts.size and args.cv > counts.min():

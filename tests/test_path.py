@@ -658,6 +658,8 @@ def test_command_line_path(capsys):
 @pytest.mark.parametrize("options, message", [
     (["--C-min", "10", "--C-max", "1"], "svmscreen: error: --C-min 10 is above --C-max 1"),
     (["--C-min", "5", "--C-max", "5"], "--C-min and --C-max are both 5: give --n-C 1"),
+    (["--C-min", "5", "--C-max", "5.000000000000001"], "--C-min 5.0 to --C-max "
+     "5.000000000000001 holds fewer than --n-C 3 distinct values"),
     (["--cv", "200"], "--cv 200 is larger than the smallest class (120 samples)"),
     (["--C-min", "0"], "argument --C-min: needs a positive, finite C, got '0'"),
     (["--C-max", "inf"], "argument --C-max: needs a positive, finite C, got 'inf'"),
