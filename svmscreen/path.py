@@ -1259,5 +1259,20 @@ def _parallel(n_jobs, tasks, verbose=False):
         from joblib import Parallel, delayed
     except ImportError:
         raise ImportError("n_jobs needs joblib: pip install 'svmscreen[parallel]'") from None
-    return Parallel(n_jobs=n_jobs, verbose=10 if verbose else 0)(
-        delayed(function)(*args, **kwargs) for function, args, kwargs in tasks)
+    done = Parallel(n_jobs=n_jobs, verbose=10 if verbose else 0)(
+        delayed(_with_warnings)(function, args, kwargs) for function, args, kwargs in tasks)
+    for _, caught in done:
+        for message, category in caught:
+            warnings.warn(message, category, stacklevel=2)
+    return [result for result, _ in done]
+
+
+def _with_warnings(function, args, kwargs):
+    """A task in a worker: its result and its warnings, as (message,
+    category) pairs, for the caller to issue.  The worker printed them on
+    its own stderr, past the caller's filters and showwarning (``svmscreen
+    path``'s one line each), once per worker."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")     # the caller's filters decide
+        result = function(*args, **kwargs)
+    return result, [(str(w.message), w.category) for w in caught]

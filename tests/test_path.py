@@ -738,6 +738,34 @@ def test_command_line_warns_once_in_its_own_words(capsys):
                    "without screening"]
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_command_line_warns_once_with_workers(tmp_path, capfd, n_classes):
+    """--n-jobs: the folds' (and pairs') warnings come from joblib's workers,
+    which printed Python's two-line warning on their own stderr, once per
+    worker; the command prints each once, in its own words."""
+    from svmscreen.cli import main
+    X, y, _, _ = letter_classes(n_classes, n_train=90)
+    svmscreen.dump_svmlight_file(X, y, tmp_path / "train.txt")
+    assert main(["path", str(tmp_path / "train.txt"), "--kernel", "sigmoid", "--n-C", "3",
+                 "--cv", "2", "--n-jobs", "2"]) == 0
+    assert capfd.readouterr().err.splitlines() == [
+        "svmscreen: warning: screening='dvi' needs a positive semi-definite kernel, which "
+        "kernel='sigmoid' with coef0=0 need not be: solving without screening"]
+
+
+def test_workers_warnings_reach_the_caller():
+    """With n_jobs the caller gets the warnings of every fold, as without
+    (the workers printed them on their stderr, past the caller's filters)."""
+    X, y = load_dataset("heart_scale")
+    caught = {}
+    for n_jobs in [None, 2]:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            train_path(X, y, C=[1.0, 2.0], kernel="sigmoid", cv=3, n_jobs=n_jobs)
+        caught[n_jobs] = sorted((str(w.message), w.category.__name__) for w in record)
+    assert len(caught[None]) == 4 and caught[2] == caught[None]
+
+
 def test_command_line_path_with_more_classes(tmp_path, capsys):
     from svmscreen.cli import main
     X, y, _, _ = letter_classes(4, n_train=400)
