@@ -7,6 +7,7 @@ Once no sample sits at its upper bound the solution is the hard-margin one
 and stays optimal for every larger C, so the path stops solving there.
 """
 import numbers
+import threading
 import time
 import warnings
 
@@ -1271,7 +1272,16 @@ def _with_warnings(function, args, kwargs):
     """A task in a worker: its result and its warnings, as (message,
     category) pairs, for the caller to issue.  The worker printed them on
     its own stderr, past the caller's filters and showwarning (``svmscreen
-    path``'s one line each), once per worker."""
+    path``'s one line each), once per worker.
+
+    Only in a process's main thread (loky's workers, or joblib running the
+    tasks in the caller): ``catch_warnings`` swaps the process-wide filters,
+    and tasks on threads (the threading back end, Dask's workers) would
+    restore each other's, leaving the caller's warnings recorded into a
+    finished task's list.  A thread's warnings reach the process's own
+    handlers anyway."""
+    if threading.current_thread() is not threading.main_thread():
+        return function(*args, **kwargs), []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")     # the caller's filters decide
         result = function(*args, **kwargs)

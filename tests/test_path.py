@@ -766,6 +766,22 @@ def test_workers_warnings_reach_the_caller():
     assert len(caught[None]) == 4 and caught[2] == caught[None]
 
 
+def test_workers_warnings_on_threads_leave_the_filters_alone():
+    """joblib's threading back end: the tasks' warnings reach the caller
+    through the process's own handlers, and no task swaps the process-wide
+    filters (catch_warnings on concurrent threads restores them out of
+    order)."""
+    joblib = pytest.importorskip("joblib")
+    X, y = load_dataset("heart_scale")
+    filters_before, show_before = list(warnings.filters), warnings.showwarning
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with joblib.parallel_backend("threading", n_jobs=2):
+            train_path(X, y, C=[1.0, 2.0], kernel="sigmoid", cv=3, n_jobs=2)
+    assert len(record) == 4
+    assert warnings.filters == filters_before and warnings.showwarning is show_before
+
+
 def test_command_line_path_with_more_classes(tmp_path, capsys):
     from svmscreen.cli import main
     X, y, _, _ = letter_classes(4, n_train=400)
