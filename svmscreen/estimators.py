@@ -37,7 +37,7 @@ from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_box_over
                                    resolve_gamma, warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
-from svmscreen.model import solve_dual
+from svmscreen.model import check_decisions_finite, solve_dual
 from svmscreen.one_vs_one import fold_accuracy, pair_votes
 from svmscreen.path import (SCREENING_RULES, _parallel, _sequential, check_C_grid, cv_splits,
                             fold_bounds, fold_params, log_grid, train_path)
@@ -422,7 +422,7 @@ class SVC(_Estimator):
         check_is_fitted(self)
         if self.probA_.size == 0:
             raise AttributeError("predict_proba needs a fit with probability=True")
-        dec = self._pair_values(X)
+        dec = check_decisions_finite(self._pair_values(X))
         r = np.clip(sigmoid_predict(dec, self.probA_, self.probB_), MIN_PROB, 1 - MIN_PROB)
         n_classes = self.classes_.size
         if n_classes == 2:
@@ -437,7 +437,7 @@ class SVC(_Estimator):
         return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        dec = self._pair_values(X)
+        dec = check_decisions_finite(self._pair_values(X))
         n_classes = self.classes_.size
         break_ties = check_flag(self.break_ties, "break_ties")
         if break_ties and self.decision_function_shape == "ovo":

@@ -31,6 +31,15 @@ def check_prediction_rows(X, kernel, n_features):
     return X
 
 
+def check_decisions_finite(dec):
+    """Decision values to predict from, refused where a kernel value
+    overflowed: a NaN or infinite value votes by no sign."""
+    if not np.all(np.isfinite(dec)):
+        raise ValueError("decision values overflow (not finite) for some rows of X; "
+                         "scale X down as the training data was")
+    return dec
+
+
 class BinaryModel:
     """A trained binary SVM: f(x) = sum_j dual_coef_j K(sv_j, x) + intercept.
 
@@ -120,10 +129,7 @@ class BinaryModel:
         to classes_[1], as in scikit-learn's SVC (LIBSVM gives its first
         label only for f > 0, and scikit-learn's first label is classes_[0],
         whose side is f < 0)."""
-        f = self.decision_function(X)
-        if not np.all(np.isfinite(f)):
-            raise ValueError("decision values overflow (not finite) for some rows of X; "
-                             "scale X down as the training data was")
+        f = check_decisions_finite(self.decision_function(X))
         return self.classes_[(f >= 0).astype(np.intp)]
 
     def __repr__(self):

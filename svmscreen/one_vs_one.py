@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from svmscreen._kernels import cross_kernel
 from svmscreen.libsvm.model import class_pairs
-from svmscreen.model import check_prediction_rows
+from svmscreen.model import check_decisions_finite, check_prediction_rows
 from svmscreen.path import (PathResult, _parallel, _sequential, fold_params, held_accuracy,
                             kernel_blocks, path_coefficients, subset_path)
 
@@ -108,10 +108,7 @@ class OneVsOneModel:
 
     def predict(self, X):
         """The class with the most votes (the first such class on ties)."""
-        dec = self.decision_function(X)
-        if not np.all(np.isfinite(dec)):
-            raise ValueError("decision values overflow (not finite) for some rows of X; "
-                             "scale X down as the training data was")
+        dec = check_decisions_finite(self.decision_function(X))
         return self.classes_[np.argmax(pair_votes(dec, self.classes_.size), axis=1)]
 
     def __repr__(self):

@@ -616,6 +616,23 @@ def test_svc_refuses_weights_that_overflow():
         SVCPathCV(Cs=[1.0, 1e300], cv=3, class_weight={1: 1e300}).fit(*load_iris(return_X_y=True))
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_predicting_from_overflowing_decision_values_is_an_error(n_classes):
+    """A poly kernel value that overflows makes the pairs' decision values
+    NaN: SVC voted with them (more than two classes: some class, and
+    uniform probabilities; two: NaN probabilities), where svmscreen's own
+    models, and SVCPathCV's for two classes, refuse to predict."""
+    X, y = load_iris(return_X_y=True)
+    X, y = X[y < n_classes], y[y < n_classes]
+    far = np.array([[1e120, -1e120, 1e120, -1e120]])
+    svc = SVC(kernel="poly", gamma=1.0, coef0=1.0, probability=True, random_state=0).fit(X, y)
+    path_cv = SVCPathCV(Cs=3, cv=3, kernel="poly", gamma=1.0, coef0=1.0).fit(X, y)
+    for predict in (svc.predict, svc.predict_proba, path_cv.predict):
+        with pytest.raises(ValueError, match="decision values overflow"):
+            predict(far)
+    np.testing.assert_array_equal(svc.predict(X[:5]), y[:5])
+
+
 def test_svc_fit_status_verbose_and_random_state(capsys):
     X, y = load_dataset("heart_scale")
     with pytest.warns(svmscreen.ConvergenceWarning):
