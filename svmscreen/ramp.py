@@ -24,9 +24,9 @@ import warnings
 import numpy as np
 
 from svmscreen._rules import gradient_floor, quadratic_roundoff
-from svmscreen._validation import (ConvergenceWarning, binary_signs, check_labels,
-                                   check_flag, check_parameters, check_precomputed,
-                                   check_X, class_bounds, resolve_gamma)
+from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_overflow,
+                                   check_labels, check_flag, check_parameters,
+                                   check_precomputed, check_X, class_bounds, resolve_gamma)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_at
 from svmscreen.path import (WARM_FIRST_SHRINK, _Problem, _progress_printer, check_C_grid,
@@ -456,6 +456,8 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     if isinstance(C, bool) or not np.ndim(C) == 0:
         raise TypeError(f"C must be one number (train_ramp_path takes a grid), got {C!r}")
     C = check_C_grid(C)[0]
+    # class_bounds saw C = 1: the boxes at this C are checked here
+    check_box_overflow(C, hi_unit)
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_ramp_screening(screening, problem)
     beta, mu, intercept, trace, converged, step = cccp(
@@ -493,6 +495,7 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
         X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
     grid = check_C_grid(C)
+    check_box_overflow(grid[-1], hi_unit)
     problem = _Problem(X, signs, hi_unit, **params)
     path_rule = make_screening("it" if screening else None, problem, True)
     ramp_rule = make_ramp_screening(screening, problem)

@@ -485,3 +485,12 @@ def test_ramp_path_warns_at_each_C():
     messages = [str(w.message) for w in caught]
     for C in ("C=1:", "C=100:"):
         assert any(m.startswith(C) and "did not converge in max_outer" in m for m in messages)
+
+
+@pytest.mark.parametrize("run", [svmscreen.train_ramp, svmscreen.train_ramp_path])
+def test_box_overflow_names_C_and_class_weight(run):
+    # the boxes were built at C = 1 and only the solver saw C * weight
+    # overflow: "hi must be finite", naming no argument
+    X, y = noisy_blobs(20, 0.1, seed=0)
+    with pytest.raises(ValueError, match="C=1e\\+300 times class_weight"):
+        run(X, y, 1e300, class_weight={1.0: 1e10, -1.0: 1.0})
