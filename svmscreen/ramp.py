@@ -548,8 +548,12 @@ class _RampScreening:
         """``solve``'s keywords for the CCCP step at outlier weights mu:
         the rule's round-off allowances hold for the whole solve, as
         ||beta||_1 <= sum_i C_i there (coef = beta - mu)."""
-        return dict(gap_screening=self.period,
-                    **gap_rule_allowances(self.roundoff_scale, float(C_i.sum() + mu.sum()), C_i))
+        # a sum beyond float64 (C near 1e308) makes the allowances infinite
+        # and the rule certifies nothing, which is safe: no overflow warning
+        with np.errstate(over="ignore"):
+            return dict(gap_screening=self.period,
+                        **gap_rule_allowances(self.roundoff_scale,
+                                              float(C_i.sum() + mu.sum()), C_i))
 
 
 def make_ramp_screening(screening, problem):

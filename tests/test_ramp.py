@@ -494,3 +494,15 @@ def test_box_overflow_names_C_and_class_weight(run):
     X, y = noisy_blobs(20, 0.1, seed=0)
     with pytest.raises(ValueError, match="C=1e\\+300 times class_weight"):
         run(X, y, 1e300, class_weight={1.0: 1e10, -1.0: 1.0})
+
+
+def test_screening_allowances_at_the_largest_C_raise_no_overflow_warning():
+    # sum_i C_i overflows at C = 1e308: the rule's allowances are infinite
+    # (nothing certified, safe), but numpy's overflow warning leaked out of
+    # every CCCP step
+    X, y = noisy_blobs(30, 0.0, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        result = svmscreen.train_ramp(X, y, 1e308, screening="safe")
+    plain = svmscreen.train_ramp(X, y, 1e308, screening=None)
+    assert result.objective[-1] == plain.objective[-1]
