@@ -104,7 +104,9 @@ def _count_of_C(text):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="svmscreen", description=__doc__.split("\n\n")[0])
+    # the docstring's first line, without its reST quotes
+    description = __doc__.split("\n\n")[0].replace("``", "")
+    parser = argparse.ArgumentParser(prog="svmscreen", description=description)
     sub = parser.add_subparsers(dest="command", required=True)
     path = sub.add_parser("path", help="the regularization path over C, with screening")
     path.add_argument("file")

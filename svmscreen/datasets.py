@@ -140,7 +140,7 @@ def load_svmlight_file(f, n_features=None, *, precomputed=False, dtype=np.float6
         Number of columns of ``X``.  By default the largest index in the file
         (plus one for ``precomputed``).  It is an error for the file to hold
         an index beyond ``n_features``.
-    precomputed : bool, default False
+    precomputed : bool (or 0/1), default False
         The file holds a precomputed kernel (LIBSVM ``-t 4``): index 0 is
         allowed and file index ``j`` is column ``j`` (column 0 is the serial
         number).  Otherwise index ``j >= 1`` is column ``j - 1``.
@@ -300,7 +300,7 @@ def dump_svmlight_file(X, y, f, *, precomputed=False):
         renamed when complete, so an error leaves no partial file; ``.gz``,
         ``.bz2``, ``.xz`` and ``.lzma`` paths are compressed.  A file object
         receives bytes.
-    precomputed : bool, default False
+    precomputed : bool (or 0/1), default False
         ``X`` is a precomputed-kernel matrix whose column 0 is the serial
         number: columns are written with their own number as index, from 0.
 
