@@ -305,7 +305,9 @@ class ScreeningData:
         return _rules.TwoBallPathStep(
             self.y, self.norms, centred_norms, centre_index, self.fit_intercept,
             self.roundoff_scale, tau, rule == "it", add_columns,
-            self.X if self.linear else None, -1 if budget is None else int(budget))
+            self.X if self.linear else None,
+            # n changes are all there are; a larger int would overflow Py_ssize_t
+            -1 if budget is None else min(int(budget), self.n))
 
 
 def _columns_in_use(X):

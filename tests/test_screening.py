@@ -433,6 +433,21 @@ def test_shat_arguments_are_checked():
     assert screen(data, alpha, None, 1.0, 2.0, "it", shat_budget=0).shat_state is not None
 
 
+def test_shat_budget_beyond_n_is_no_limit():
+    # a budget of at least n allows every change of s-hat: a huge one is the
+    # same (it had overflowed the typed Py_ssize_t argument)
+    X, y, K, gamma = make_problem(3, 12, 2, "rbf", 1.0, 0.5)
+    data = ScreeningData(X, y, "rbf", gamma=gamma)
+    alpha, _ = exact_svc(K, y, 0.5)
+    for rule in ("bt2", "it"):
+        at_n = screen(data, alpha, None, 0.5, 2.0, rule, shat_budget=12)
+        for budget in (13, 2**63, 10**30, np.uint64(2**64 - 1)):
+            huge = screen(data, alpha, None, 0.5, 2.0, rule, shat_budget=budget)
+            np.testing.assert_array_equal(huge.shat_state.shat, at_n.shat_state.shat)
+            np.testing.assert_array_equal(huge.lower, at_n.lower)
+            np.testing.assert_array_equal(huge.upper, at_n.upper)
+
+
 @settings(max_examples=examples(80), deadline=None)
 @given(problems, log_c, log_ratio, st.booleans(), st.integers(0, 3))
 def test_intersection_at_least_as_strong(problem, log_c_ref, log_q, fit_intercept, weight_choice):
