@@ -512,8 +512,10 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
         Treat the reference as exactly optimal (gap 0): the papers' rules.
         Unsafe for an inexact reference; for tests and reproductions.
     gap_ref : objective.Gap or None
-        ``duality_gap(alpha_ref, grad_ref, -1, 0, hi_ref, y)`` if the caller
-        already has it (a path computes it for its result); None computes it.
+        ``duality_gap(alpha_ref, grad_ref, -1, 0, hi_ref, y)``, with y None
+        for a bias-free ``data`` (the gap with an intercept can be smaller,
+        and the ball too small), if the caller already has it (a path
+        computes it for its result); None computes it.
     shat_budget : int or None
         BT2/IT, kernel form: change at most this many entries of s-hat from
         ``shat_state.shat`` (all zeros without a state), those whose term in
