@@ -1781,11 +1781,21 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     grad[order] = np.asarray(s.G)
     objective = 0.5 * float(np.dot(alpha, grad + np.asarray(p, dtype=np.float64)))
     if not np.all(np.isfinite(grad)):
-        # the diagonal was checked; an entry off it overflowed (poly with
-        # coef0 < 0 can exceed every K_ii)
-        raise ValueError("kernel values overflow: some K(x_i, x_j) is not finite (beyond "
-                         "3.4e38 where Q is rounded to float, as LIBSVM's and the drop-in's); "
-                         "scale the kernel or X down, or lower gamma/degree/coef0")
+        i = int(np.flatnonzero(~np.isfinite(grad))[0])
+        column = Q.add_columns([i], [1.0], np.zeros(n))
+        if not np.all(np.isfinite(column)):
+            # the diagonal was checked; an entry off it overflowed (poly with
+            # coef0 < 0 can exceed every K_ii)
+            raise ValueError("kernel values overflow: some K(x_i, x_j) is not finite (beyond "
+                             "3.4e38 where Q is rounded to float, as LIBSVM's and the "
+                             "drop-in's); scale the kernel or X down, or lower "
+                             "gamma/degree/coef0")
+        # finite kernel values times a huge alpha (C = 1e300): blaming the
+        # kernel sent the user to the wrong knob
+        raise ValueError(f"the gradient overflows float64: alpha up to "
+                         f"{float(np.max(np.abs(alpha))):.3g} (the box, C times the weights) "
+                         f"times kernel values up to {float(np.max(np.abs(column))):.3g}; "
+                         "lower C (or the weights), or scale the kernel or X down")
     if nu:
         rho = s.calculate_rho_nu(s.l)
     else:

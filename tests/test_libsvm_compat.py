@@ -1567,6 +1567,15 @@ def test_scale_of_wide_sparse_data_is_svm_scales(options, tmp_path, capsys):
     assert out == "".join(expected)
 
 
+def test_a_gradient_overflow_blames_C_not_the_kernel():
+    # nu-SVR starts at alpha = C nu l / 2 = 7.5e299: times kernel values of
+    # 1e10..9e10 (finite) the gradient overflows (LIBSVM's model is nan).
+    # The error said "kernel values overflow: some K(x_i, x_j) is not
+    # finite" and sent the user to gamma/degree.
+    with pytest.raises(ValueError, match="gradient overflows float64.*lower C"):
+        ours.svm_train([1.0, 2.0, 3.0], [[1e5], [3e5], [2e5]], "-s 4 -t 0 -c 1e300 -q")
+
+
 def test_commands_end_with_a_message_where_svmscreen_refuses(tmp_path, monkeypatch, capsys):
     # What LIBSVM runs on and svmscreen refuses: each raised a traceback.
     monkeypatch.chdir(tmp_path)
