@@ -117,6 +117,9 @@ def _step_to_boundary(values, steps):
     return min(1.0, float(np.min(-values[shrinking] / steps[shrinking])))
 
 
+# Iterates that overflow end the method (found is then None): numpy's
+# warnings of each step said so once per dense step, thousands in a solve.
+@np.errstate(over="ignore", invalid="ignore")
 def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
     """Minimise 1/2 a'Qa + c'a over lo <= a <= hi (and y'a = delta).
 

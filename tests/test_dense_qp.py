@@ -177,3 +177,19 @@ def test_ordinary_solves_never_fall_back():
     Q = QMatrix(Kernel(compute_layout(X), "rbf", 0.2, 0.0, 3), y, 100.0)
     result = solve(Q, -np.ones(300), np.zeros(300), np.full(300, 10.0), np.zeros(300), y=y)
     assert result.status == "optimal" and result.n_dense_steps == 0
+
+
+def test_an_overflowing_fallback_warns_only_of_max_iter():
+    """C = 1e300 on data no hyperplane separates: the dense steps' iterates
+    overflow, which ends each of them (found None), and SMO runs to max_iter.
+    numpy's overflow warnings came once per dense step, thousands per fit;
+    the one warning left is the solver's own."""
+    import warnings
+
+    import svmscreen
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [1.5], [2.5]])
+    y = np.array([1, -1, 1, -1, 1, -1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        svmscreen.fit_binary(X, y, C=1e300, kernel="linear")
+    assert [w.category for w in caught] == [svmscreen.ConvergenceWarning]
