@@ -717,25 +717,22 @@ def test_command_line_path_out_of_memory_is_a_message(monkeypatch, capsys):
     assert capsys.readouterr().err == "svmscreen: error: not enough memory\n"
 
 
+SIGMOID_UNSCREENED = ("screening='dvi' needs a positive semi-definite kernel, which "
+                      "kernel='sigmoid' with coef0=0 need not be: solving without screening")
+
+
 def test_command_line_warns_once_in_its_own_words(capsys):
     # The full path and the folds each warn from another source line: the
     # report had Python's two-line warning, source line included, twice.
+    # -W error makes it the command's error (it was a traceback).
     from svmscreen.cli import main
-    assert main(["path", "data/heart_scale.xz", "--kernel", "sigmoid", "--n-C", "3",
-                 "--cv", "2"]) == 0
-    err = capsys.readouterr().err.splitlines()
-    assert err == ["svmscreen: warning: screening='dvi' needs a positive semi-definite "
-                   "kernel, which kernel='sigmoid' with coef0=0 need not be: solving "
-                   "without screening"]
-    # -W error makes it the command's error (it was a traceback)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert main(["path", "data/heart_scale.xz", "--kernel", "sigmoid", "--n-C", "3",
-                     "--cv", "2"]) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert err == ["svmscreen: error: screening='dvi' needs a positive semi-definite "
-                   "kernel, which kernel='sigmoid' with coef0=0 need not be: solving "
-                   "without screening"]
+    for action, kind, status in [("default", "warning", 0), ("error", "error", 2)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter(action)
+            assert main(["path", "data/heart_scale.xz", "--kernel", "sigmoid", "--n-C", "3",
+                         "--cv", "2"]) == status
+        assert capsys.readouterr().err.splitlines() == [
+            f"svmscreen: {kind}: {SIGMOID_UNSCREENED}"]
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -748,9 +745,7 @@ def test_command_line_warns_once_with_workers(tmp_path, capfd, n_classes):
     svmscreen.dump_svmlight_file(X, y, tmp_path / "train.txt")
     assert main(["path", str(tmp_path / "train.txt"), "--kernel", "sigmoid", "--n-C", "3",
                  "--cv", "2", "--n-jobs", "2"]) == 0
-    assert capfd.readouterr().err.splitlines() == [
-        "svmscreen: warning: screening='dvi' needs a positive semi-definite kernel, which "
-        "kernel='sigmoid' with coef0=0 need not be: solving without screening"]
+    assert capfd.readouterr().err.splitlines() == [f"svmscreen: warning: {SIGMOID_UNSCREENED}"]
 
 
 def test_workers_warnings_reach_the_caller():
