@@ -372,7 +372,11 @@ class PathResult:
         return "\n".join(lines)
 
     def plot(self, axes=None):
-        """#SV, screening rate, CV accuracy and time against C (matplotlib)."""
+        """#SV, screening rate, CV accuracy and time against C (matplotlib).
+
+        ``axes``: exactly 4 matplotlib Axes (any shape, e.g. plt.subplots(2,
+        2)'s), or None for a new figure.  Returns them, flattened.
+        """
         try:
             import matplotlib.pyplot as plt
         except ImportError:
@@ -380,9 +384,15 @@ class PathResult:
                               "pip install 'svmscreen[plot]'") from None
         if axes is None:
             _, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
-        axes = np.asarray(axes).ravel()
-        if axes.size < 4:
+        axes = np.asarray(axes, dtype=object).ravel()
+        # more than 4 would have the panels' log scale and labels put on the
+        # caller's other Axes
+        if axes.size != 4:
             raise ValueError(f"plot draws four panels: axes must hold 4 Axes, got {axes.size}")
+        from matplotlib.axes import Axes
+        if not all(isinstance(ax, Axes) for ax in axes):
+            raise TypeError(f"axes must hold 4 matplotlib Axes, got "
+                            f"{[type(ax).__name__ for ax in axes]}")
         axes[0].plot(self.C, self.n_sv, "o-")
         axes[0].set_ylabel("# support vectors")
         axes[1].plot(self.C, 100 * self.screening_rate, "o-")

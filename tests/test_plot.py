@@ -61,3 +61,25 @@ def test_plot_needs_four_axes(path):
             path.plot(axes=axes)
     finally:
         plt.close("all")
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 5)])
+def test_plot_refuses_more_than_four_axes(path, shape):
+    # The extra Axes were given the log scale and the "C" label of a panel.
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    _, axes = plt.subplots(*shape)
+    try:
+        with pytest.raises(ValueError, match="4 Axes"):
+            path.plot(axes=axes)
+        assert all(ax.get_xscale() == "linear" and not ax.lines for ax in axes.ravel())
+    finally:
+        plt.close("all")
+
+
+def test_plot_refuses_axes_that_are_not_axes(path):
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    with pytest.raises(TypeError, match="axes must hold 4 matplotlib Axes"):
+        path.plot(axes=[1, 2, 3, 4])
