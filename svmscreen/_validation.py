@@ -196,7 +196,8 @@ def resolve_gamma(gamma, X, kernel):
             var = (np.sum((X.data - mean) ** 2) + (size - X.nnz) * mean ** 2) / size
         else:
             var = X.var()
-        return 1.0 / (n_features * var) if var > 0 else 1.0
+        # a float, as every other gamma: np.float64 shows in the models' repr
+        return float(1.0 / (n_features * var)) if var > 0 else 1.0
     if isinstance(gamma, str):
         raise ValueError(f"gamma must be a number >= 0, 'scale' or 'auto', got {gamma!r}")
     return _positive("gamma", gamma, allow_zero=True)

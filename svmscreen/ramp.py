@@ -196,7 +196,7 @@ class RampResult:
 
     def __repr__(self):
         return (f"RampResult(n_outer={self.n_outer}, converged={self.converged}, "
-                f"objective={self.objective[-1]!r}, n_outliers={self.n_outliers[-1]})")
+                f"objective={float(self.objective[-1])!r}, n_outliers={self.n_outliers[-1]})")
 
 
 def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
@@ -455,7 +455,7 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
         X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
     if isinstance(C, bool) or not np.ndim(C) == 0:
         raise TypeError(f"C must be one number (train_ramp_path takes a grid), got {C!r}")
-    C = check_C_grid(C)[0]
+    C = float(check_C_grid(C)[0])     # as fit_binary's and the ramp path's C
     # class_bounds saw C = 1: the boxes at this C are checked here
     check_box_overflow(C, hi_unit)
     problem = _Problem(X, signs, hi_unit, **params)

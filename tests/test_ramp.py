@@ -506,3 +506,14 @@ def test_screening_allowances_at_the_largest_C_raise_no_overflow_warning():
         result = svmscreen.train_ramp(X, y, 1e308, screening="safe")
     plain = svmscreen.train_ramp(X, y, 1e308, screening=None)
     assert result.objective[-1] == plain.objective[-1]
+
+
+def test_repr_shows_plain_numbers():
+    # A numpy C (or J) showed as np.float64(...) in the reprs, unlike
+    # fit_binary's and the ramp path's models.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    y = (X[:, 0] > 0).astype(int)
+    result = svmscreen.train_ramp(X, y, C=np.float32(2.0), gamma="scale")
+    assert type(result.model.C) is float and type(result.model.gamma) is float
+    assert "np." not in repr(result) and "np." not in repr(result.model)
