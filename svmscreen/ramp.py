@@ -195,8 +195,12 @@ class RampResult:
         self.n_outer = len(trace)
 
     def __repr__(self):
+        # the returned model's step: after a rise of J or a cycle it is not
+        # the last one, whose J the loop rejected
+        k = self.model_step
         return (f"RampResult(n_outer={self.n_outer}, converged={self.converged}, "
-                f"objective={float(self.objective[-1])!r}, n_outliers={self.n_outliers[-1]})")
+                f"model_step={k}, objective={float(self.objective[k])!r}, "
+                f"n_outliers={self.n_outliers[k]})")
 
 
 def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,

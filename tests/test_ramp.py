@@ -256,6 +256,9 @@ def test_rise_of_the_objective_returns_the_lowest_step():
     assert result.objective[-1] > result.objective.min()
     assert result.model_step == int(np.argmin(result.objective))
     assert result.model.objective_ == result.objective.min()
+    # the repr describes that step, not the rejected last one
+    k = result.model_step
+    assert f"model_step={k}, objective={float(result.objective[k])!r}" in repr(result)
     K = np.tanh(X @ X.T / 3.0)                    # gamma 1/d, coef0 0
     margins = y * result.model.decision_function(X)
     coef = np.zeros(40)
