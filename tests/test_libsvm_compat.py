@@ -464,6 +464,16 @@ def test_nan_decision_value_probability_as_libsvm():
     np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-12)
 
 
+@pytest.mark.parametrize("x", [np.zeros((0, 1)), [], sp.csr_matrix((0, 1))])
+def test_svm_predict_of_no_rows_names_x(x):
+    # libsvm's svm_predict: "cannot convert float NaN to integer", from the
+    # accuracy line of no rows (after numpy's "Mean of empty slice")
+    model = ours.svm_train([1, -1, 1, -1], [[0.0], [1.0], [0.2], [0.9]], "-q")
+    for options in ("", "-q"):
+        with pytest.raises(ValueError, match="x has no rows"):
+            ours.svm_predict([], x, model, options)
+
+
 def test_prediction_memory_follows_nonzeros_not_the_largest_index():
     """One feature at index 2e9 (hashed features): prediction had built
     a (2e9 + 1)-long index array in scipy's product (7.5 GB); the kernel

@@ -201,6 +201,10 @@ def svm_predict(y, x, m, options=""):
     svm_type = m.get_svm_type()
     X, _ = as_index_csr(x, m.param.kernel_type == PRECOMPUTED, "x")
     n = X.shape[0]
+    if n == 0:
+        # libsvm's svm_predict ends in "cannot convert float NaN to integer"
+        # (the accuracy of no rows) after numpy's "Mean of empty slice"
+        raise ValueError("x has no rows: nothing to predict")
     if predict_probability_flag:
         if not m.is_probability_model():
             raise ValueError("Model does not support probabiliy estimates")
