@@ -60,17 +60,11 @@ def _finite(what, zero=False):
     """An argparse type: a finite number > 0 (>= 0 with ``zero``), refused
     under the option's name, before the data are read (train_path's own
     check names its parameter: cache_size for --cache-size)."""
-    def parse(text):
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
-        if not (0.0 <= value if zero else 0.0 < value) or not value < float("inf"):
-            raise argparse.ArgumentTypeError(
-                f"needs {'a' if zero else 'a positive,'} finite {what}"
-                f"{' >= 0' if zero else ''}, got {text!r}")
-        return value
-    return parse
+    if zero:
+        return _within(float, lambda value: 0.0 <= value < float("inf"),
+                       f"a finite {what} >= 0")
+    return _within(float, lambda value: 0.0 < value < float("inf"),
+                   f"a positive, finite {what}")
 
 
 def _within(convert, allowed, needs):
