@@ -564,8 +564,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     if rule in ("bt2", "it"):
         step = data.two_ball_path_step(rule, tau=tau, budget=shat_budget)
         if shat_state is not None and shat_state.shat.shape == (n,):
-            step.set_state(shat_state.shat, shat_state.qs, shat_state.hi,
-                           float(getattr(shat_state, "error", 0.0)))
+            step.set_state(shat_state.shat, shat_state.qs, shat_state.hi, shat_state.error)
         arguments = (gap0, b_ref, exact_reference)
     else:
         step = data.dvi_path_step(tau=tau)
