@@ -52,19 +52,29 @@ def _interrupt(args, started, cwd):
             proc.communicate()
 
 
-def test_a_solve_raises_keyboard_interrupt_from_inside_the_solver(tmp_path):
+def _interrupted_call(tmp_path, dataset, call):
+    """Run ``call`` on X, y of a shipped ``dataset`` in a child Python,
+    send Ctrl-C once it is under way, and check that it raised
+    KeyboardInterrupt in time; returns the child's stderr."""
     code = (
         "import svmscreen\n"
-        f"X, y = svmscreen.load_svmlight_file({os.path.join(DATA_DIR, 'madelon.xz')!r})\n"
+        "from svmscreen.libsvm.svmutil import svm_train\n"
+        f"X, y = svmscreen.load_svmlight_file({os.path.join(DATA_DIR, dataset)!r})\n"
         "print('solving', flush=True)\n"
-        "svmscreen.fit_binary(X, y, C=1.0, kernel='linear', q_rounding='float32')\n"
+        f"{call}\n"
         "print('finished', flush=True)\n")
     returncode, err, seconds = _interrupt(["-c", code], "solving", tmp_path)
     assert returncode != 0
     assert err.rstrip().endswith("KeyboardInterrupt"), err
+    assert seconds < MAX_SECONDS_AFTER_SIGNAL
+    return err
+
+
+def test_a_solve_raises_keyboard_interrupt_from_inside_the_solver(tmp_path):
+    err = _interrupted_call(tmp_path, "madelon.xz", "svmscreen.fit_binary(X, y, C=1.0, "
+                            "kernel='linear', q_rounding='float32')")
     # raised by the solver's loop, not at the next Python line after it
     assert "_solver.pyx" in err, err
-    assert seconds < MAX_SECONDS_AFTER_SIGNAL
 
 
 @pytest.mark.parametrize("jobs", [[], ["--n-jobs", "2"]])
@@ -82,19 +92,9 @@ def test_the_initial_gradient_answers_ctrl_c(tmp_path):
     # gradient before the first iteration is 45,000 kernel columns of ijcnn1
     # (n = 49,990; about 30 s here).  Its loop had no signal check, and
     # Ctrl-C waited for it to end.
-    code = (
-        "import svmscreen\n"
-        "from svmscreen.libsvm.svmutil import svm_train\n"
-        f"X, y = svmscreen.load_svmlight_file({os.path.join(DATA_DIR, 'ijcnn1.xz')!r})\n"
-        "print('solving', flush=True)\n"
-        "svm_train(y, X, '-s 2 -n 0.9 -q')\n"
-        "print('finished', flush=True)\n")
-    returncode, err, seconds = _interrupt(["-c", code], "solving", tmp_path)
-    assert returncode != 0
-    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    err = _interrupted_call(tmp_path, "ijcnn1.xz", "svm_train(y, X, '-s 2 -n 0.9 -q')")
     # raised while building the gradient, not at the iterations' first check
     assert "_solver.pyx" in err and "_SMO.run" not in err, err
-    assert seconds < MAX_SECONDS_AFTER_SIGNAL
 
 
 # A SIGINT delivered while the command imports numpy (the child raises it

@@ -41,6 +41,7 @@ from svmscreen.libsvm import model as lsm
 from svmscreen.libsvm import svmutil as ours
 from svmscreen.libsvm.modelfile import load_model
 
+import libsvm.commonutil as official_commonutil  # noqa: E402
 import libsvm.svmutil as official  # noqa: E402
 from libsvm.svm import gen_svm_nodearray as official_nodearray  # noqa: E402
 from libsvm.svm import libsvm as official_clib  # noqa: E402
@@ -1636,21 +1637,12 @@ def test_predict_command_regression_sums_in_c_loop_order(data_root, tmp_path, ca
                      "nr_class 2\ntotal_sv 0\nrho %.17g\nSV\n" % rho)
     assert commands.predict_main([str(data), str(model), str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    # svm-predict.c's loop, in Python floats (IEEE doubles, the same order)
-    error = sump = sumt = sumpp = sumtt = sumpt = 0.0
-    for t in targets:
-        v = -rho
-        error += (v - t) * (v - t)
-        sump += v
-        sumt += t
-        sumpp += v * v
-        sumtt += t * t
-        sumpt += v * t
-    n = float(len(targets))
-    scc = (((n * sumpt - sump * sumt) * (n * sumpt - sump * sumt))
-           / ((n * sumpp - sump * sump) * (n * sumtt - sumt * sumt)))
+    # svm-predict.c's loop is libsvm-official's evaluations without scipy:
+    # Python floats (IEEE doubles) summed in the same order
+    _, mse, scc = official_commonutil.evaluations(targets, [-rho] * len(targets),
+                                                  useScipy=False)
     assert out == ("Mean squared error = %g (regression)\n"
-                   "Squared correlation coefficient = %g (regression)\n" % (error / n, scc))
+                   "Squared correlation coefficient = %g (regression)\n" % (mse, scc))
 
 
 def test_scale_restore_file_is_read_as_svm_scales_fscanf(tmp_path, capsys):
