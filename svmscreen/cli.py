@@ -129,6 +129,58 @@ def build_parser():
     return parser
 
 
+def _negative_values_joined(argv, parser):
+    """argv with ``--coef0 -1e-3`` written ``--coef0=-1e-3``.
+
+    argparse (Python 3.11) takes a token after an option for its value only
+    if it does not start with "-" or is a plain negative number (-1, -.5):
+    -1e-3 and -inf were read as unknown options ("expected one argument").
+    A token that float() reads is joined to the option before it, if that
+    option (or the unique option it abbreviates) takes a value; after "--"
+    nothing is touched.
+    """
+    takes_value = {name for sub in _subparsers(parser) for action in sub._actions
+                   if action.nargs is None and action.option_strings
+                   for name in action.option_strings}
+    out, tokens = [], iter(argv)
+    for token in tokens:
+        out.append(token)
+        if token == "--":
+            out.extend(tokens)
+            break
+        if not token.startswith("-") or "=" in token:
+            continue
+        named = [name for name in takes_value
+                 if name == token or (token.startswith("--") and name.startswith(token))]
+        if len(named) != 1:
+            continue
+        following = next(tokens, None)
+        if following is None:
+            break
+        if following.startswith("-") and _is_number(following):
+            out[-1] = f"{token}={following}"
+        else:
+            out.append(following)
+    return out
+
+
+def _subparsers(parser):
+    """The parser and its sub-commands' parsers."""
+    parsers = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            parsers.extend(action.choices.values())
+    return parsers
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _worker_ready():
     """A no-op task whose unpickling imports svmscreen in a worker."""
     return 0
@@ -323,7 +375,9 @@ def main(argv=None, out=None):
     # sys.stdout when called, not when imported: a test's captured stream
     # may be closed by the next call
     out = sys.stdout if out is None else out
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(_negative_values_joined(
+        sys.argv[1:] if argv is None else list(argv), parser))
     try:
         with warnings.catch_warnings():     # the user's -W filters still apply
             warnings.showwarning = _WarningLines()

@@ -690,6 +690,31 @@ def test_command_line_path_errors_name_the_option(capsys, options, message):
     assert message in captured.err and captured.out == ""
 
 
+@pytest.mark.parametrize("value", ["-1e-3", "-2E-1", "-1.", "-.5", "-1"])
+@pytest.mark.parametrize("option", ["--coef0", "--coef"])
+def test_command_line_takes_a_negative_value_after_its_option(capsys, option, value):
+    # argparse took -1e-3 (and -1.) for an option: "argument --coef0:
+    # expected one argument", unless written --coef0=-1e-3
+    from svmscreen.cli import main
+    common = ["fit", "data/heart_scale.xz", "--kernel", "poly", "--cv", "0"]
+    assert main(common + [f"--coef0={value}"]) == 0
+    joined = capsys.readouterr().out
+    assert main(common + [option, value]) == 0
+    assert capsys.readouterr().out.split("\n")[1:] == joined.split("\n")[1:]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--gamma", "-1e-3"], "argument --gamma: needs a finite gamma >= 0, got '-1e-3'"),
+    (["--coef0", "-inf"], "argument --coef0: needs a finite coef0, got '-inf'"),
+    (["-C", "-1e-3"], "argument -C: needs a positive, finite C, got '-1e-3'"),
+])
+def test_command_line_refuses_a_negative_value_in_its_own_words(capsys, options, message):
+    from svmscreen.cli import main
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", "data/heart_scale.xz", "--cv", "0"] + options)
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_command_line_path_of_an_empty_file(tmp_path, capsys):
     # the --cv check took the smallest class of none: "zero-size array to
     # reduction operation minimum which has no identity"
