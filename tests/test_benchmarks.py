@@ -59,6 +59,23 @@ def test_bench_path_quick_runs_every_arm():
     assert "screening on vs off" in done.stdout
 
 
+def test_bench_ramp_quick_runs_every_arm_and_the_oracle():
+    """Every arm reaches the plain arm's CCCP sequence and objective, the
+    screening arms put nothing back, and the oracle's inner objectives are
+    the truth's (the script fails otherwise); both ratios are printed."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_ramp.py"),
+                           "--quick", "--clock", "cpu"], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    row = [line for line in done.stdout.splitlines() if line.startswith("letter ")]
+    assert len(row) == 1
+    seconds = [float(word[:-1]) for word in row[0].split() if word.endswith("s")]
+    assert len(seconds) == 5 and all(value > 0 for value in seconds)
+    assert "geometric mean of (shrink+screen) / shrink" in done.stdout
+    assert "geometric mean of oracle / shrink" in done.stdout
+
+
 def test_bench_estimators_quick_agrees_with_scikit_learn():
     """The model-selection row runs; the three arms pick the same C (the
     script itself fails if their CV accuracies differ by more than 2
