@@ -150,8 +150,8 @@ def _negative_values_joined(argv, parser):
             break
         if not token.startswith("-") or "=" in token:
             continue
-        named = [name for name in takes_value
-                 if name == token or (token.startswith("--") and name.startswith(token))]
+        named = [token] if token in takes_value else [
+            name for name in takes_value if token.startswith("--") and name.startswith(token)]
         if len(named) != 1:
             continue
         following = next(tokens, None)
