@@ -1597,7 +1597,9 @@ def test_commands_end_with_a_message_where_svmscreen_refuses(tmp_path, monkeypat
     assert commands.train_main(["-q", "-t", "0", "big20"]) == 1
     assert capsys.readouterr().err.startswith("Error: kernel values overflow")
     assert commands.train_main(["-q", "biglabel"]) == 1
-    assert "sample 1 (line 1 of a data file) does not fit in a C int" in capsys.readouterr().err
+    # the file is named (it said "line 1 of a data file")
+    assert capsys.readouterr().err == ("Error: class label 10000000000.0 of sample 1 (line 1 "
+                                       "of biglabel) does not fit in a C int\n")
     assert commands.train_main(["-q", "-t", "1", "-d", "3000000000", "one"]) == 1
     assert "option -d needs an integer that fits in a C int" in capsys.readouterr().err
     # -b 1 regression in a CV fold with no training sample (svm.cpp: SIGFPE)

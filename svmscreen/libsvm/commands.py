@@ -23,8 +23,8 @@ import scipy.sparse as sp
 
 from svmscreen._files import atomic_output, detach_stdout
 from svmscreen.datasets import load_svmlight_file
-from svmscreen.libsvm.model import (cross_validation, predict, predict_probability,
-                                    resolve_parameters, train)
+from svmscreen.libsvm.model import (cross_validation, int_labels, predict,
+                                    predict_probability, resolve_parameters, train)
 from svmscreen.libsvm.modelfile import load_model, save_model
 from svmscreen.libsvm.svm import (C_SVC, EPSILON_SVR, NU_SVC, NU_SVR, ONE_CLASS, PRECOMPUTED,
                                   OptionError, c_number, check_parameter, print_null,
@@ -226,6 +226,9 @@ def _train(argv):
 
     precomputed = param.kernel_type == PRECOMPUTED
     X, y = _load_data(input_file, precomputed)
+    if param.svm_type in (C_SVC, NU_SVC):
+        # svm_group_classes' (int) cast, checked here to name the file
+        int_labels(y, source=input_file)
     max_index = X.shape[1] - 1 if precomputed else X.shape[1]
     prob = svm_problem.from_csr(y, X, max(max_index, 0), isKernel=precomputed)
     try:

@@ -80,13 +80,14 @@ def resolve_parameters(prob, param):
 
 
 # ----------------------------------------------------------------- groups
-def int_labels(y):
-    """LIBSVM's ``(int)prob->y[i]``: truncation toward zero."""
+def int_labels(y, source="a data file"):
+    """LIBSVM's ``(int)prob->y[i]``: truncation toward zero.  ``source``
+    names the file whose line i holds sample i, for the error."""
     y = np.asarray(y, dtype=np.float64)
     if y.size and np.max(np.abs(y)) > INT_MAX:
         first = int(np.argmax(np.abs(y) > INT_MAX))
         raise ValueError(f"class label {float(y[first])!r} of sample {first + 1} (line "
-                         f"{first + 1} of a data file) does not fit in a C int")
+                         f"{first + 1} of {source}) does not fit in a C int")
     return np.trunc(y).astype(np.int64)
 
 
