@@ -176,14 +176,17 @@ def resolve_gamma(gamma, X, kernel):
     as it is (0, a constant kernel, as scikit-learn takes it; LIBSVM's
     ``-g 0`` meaning 1/n_features is the svmutil layer's,
     ``libsvm.model.resolve_parameters``)."""
+    # before any comparison with a string: an array's == is elementwise,
+    # and ``gamma in ("scale", "auto")`` raised numpy's "truth value ... is
+    # ambiguous", naming no argument
+    if isinstance(gamma, np.ndarray) and gamma.ndim > 0:
+        raise TypeError(f"gamma must be one number, 'scale' or 'auto', got an array of shape "
+                        f"{gamma.shape}")
     if kernel in ("linear", "precomputed"):
         # gamma plays no part; accept what a model of these kernels stores (0).
         if gamma is None or gamma in ("scale", "auto"):
             return 0.0
         return _positive("gamma", gamma, allow_zero=True)
-    if isinstance(gamma, np.ndarray) and gamma.ndim > 0:
-        raise TypeError(f"gamma must be one number, 'scale' or 'auto', got an array of shape "
-                        f"{gamma.shape}")
     n_features = X.shape[1]
     if gamma is None or gamma == "auto":
         return 1.0 / n_features

@@ -142,6 +142,11 @@ ERRORS = [
     ("fit-intercept-string", X0, Y0, {"fit_intercept": "no"}, TypeError, "fit_intercept"),
     ("shrinking-string", X0, Y0, {"shrinking": "no"}, TypeError, "shrinking"),
     ("gamma-array", X0, Y0, {"gamma": np.array([0.1, 0.2])}, TypeError, "gamma"),
+    # also where gamma plays no part: numpy's "truth value ... ambiguous" before
+    ("gamma-array-precomputed", np.eye(8), Y0,
+     {"gamma": np.array([0.1, 0.2]), "kernel": "precomputed"}, TypeError, "gamma"),
+    ("gamma-array-linear", X0, Y0, {"gamma": np.array([0.1, 0.2]), "kernel": "linear"},
+     TypeError, "gamma"),
     ("weighted-C-overflow", X0, Y0, {"C": 1e308, "class_weight": {1.0: 10.0}}, ValueError,
      "overflows"),
     ("weighted-C-underflow", X0, Y0, {"C": 1e-300, "sample_weight": np.full(8, 1e-300)},
