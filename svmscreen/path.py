@@ -553,7 +553,10 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         before = (alpha, C_prev) if alpha is not None else None
         alpha, grad, C_prev, hi_prev = result.alpha, result.grad, C, hi
         gap = problem.gap(alpha, grad, hi)
-        at_bound = alpha >= hi
+        # a sample of weight 0 (box [0, 0]) is at 0, not at a bound: counted
+        # there, it kept the path from seeing a hard margin, and the epsilon
+        # path ran on to C_max.  One whose box underflowed at this C is.
+        at_bound = (alpha >= hi) & (problem.hi_unit > 0)
         rows.append(dict(
             C=C, objective=result.objective, duality_gap=gap.gap,
             intercept=(-result.rho if y is not None else 0.0),

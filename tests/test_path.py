@@ -197,6 +197,24 @@ def test_samples_of_weight_zero_keep_screening_safe(rule):
         assert np.sum(path.screened_zero + path.screened_bound) > 0
 
 
+def test_a_sample_of_weight_zero_is_not_at_its_bound():
+    """A sample of weight 0 (box [0, 0]) is at 0, as if it were left out:
+    counted at its bound as well, it was in n_bound and hid the hard margin,
+    so the epsilon path ran on to C_max (363 steps instead of 60 here)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.where(np.arange(30) % 2, 1, -1)
+    X += 3 * y[:, None]
+    weight = np.ones(30)
+    weight[5] = 0.0
+    options = dict(grid="epsilon", kernel="linear", C_range=(1e-2, 1e3))
+    dropped = train_path(X[weight > 0], y[weight > 0], **options)
+    weighted = train_path(X, y, sample_weight=weight, **options)
+    np.testing.assert_array_equal(weighted.C, dropped.C)
+    np.testing.assert_array_equal(weighted.n_bound, dropped.n_bound)
+    np.testing.assert_array_equal(weighted.n_zero, dropped.n_zero + 1)
+
+
 @pytest.mark.parametrize("rule", ["dvi", "it", "bt2"])
 def test_ball_rules_put_nothing_back_at_the_edges_of_precision(rule):
     """Cases of an adversarial fuzz (session 9), each once put back:
