@@ -250,10 +250,13 @@ class SVC(_Estimator):
         warn_if_not_converged(result.status, result.max_iter, EstimatorConvergenceWarning)
         support = np.flatnonzero(result.alpha > 0)
         if self.verbose:
-            # LIBSVM's lines, which scikit-learn's SVC(verbose=True) prints
+            # LIBSVM's lines, which scikit-learn's SVC(verbose=True) prints;
+            # its nBSV counts support vectors (not a sample of weight 0, at
+            # its box [0, 0])
+            at_bound = np.count_nonzero(result.alpha[support] >= hi[support])
             print(f"optimization finished, #iter = {result.n_iter}\n"
                   f"obj = {result.objective:f}, rho = {result.rho:f}\n"
-                  f"nSV = {support.size}, nBSV = {np.count_nonzero(result.alpha >= hi)}")
+                  f"nSV = {support.size}, nBSV = {at_bound}")
         return (support, signs[support] * result.alpha[support], -result.rho, result.n_iter,
                 result.status)
 

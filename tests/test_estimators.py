@@ -651,6 +651,24 @@ def test_svc_fit_status_verbose_and_random_state(capsys):
     assert rs.predict_proba(X[:2]).shape == (2, 2)
 
 
+def test_svc_verbose_counts_bound_support_vectors_as_scikit_learn(capfd):
+    """LIBSVM's nBSV counts the support vectors at their bound: a sample of
+    weight 0 (alpha = 0 = its box) had been counted (28 against 18 here)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (rng.random(40) < 0.5).astype(int)
+    X += y[:, None]
+    weight = np.ones(40)
+    weight[::4] = 0.0
+    counts = []
+    for Estimator in (SVC, svm.SVC):
+        capfd.readouterr()
+        Estimator(verbose=True, tol=1e-8).fit(X, y, sample_weight=weight)
+        counts.append([line for line in capfd.readouterr().out.splitlines()
+                       if line.startswith("nSV = ")])
+    assert counts[0] == counts[1]
+
+
 def test_break_ties_and_ovr_ties_as_scikit_learn():
     X = np.array([[1.0, 0], [2, 0], [-1, 0], [-2, 0], [0, 3], [0, 4]])
     y = np.array([0, 0, 1, 1, 2, 2])
