@@ -32,6 +32,9 @@ Differences from libsvm's binding, all deliberate:
   (not stored) predicts as its dense copy, where libsvm's binding reads the
   stored entries by position and shifts the row's kernel values (decision
   values off by up to 4 on a random kernel);
+* a negative or NaN class weight (``-wi``) is refused with a ValueError
+  naming the class; libsvm trains on it (``-w1 -1`` gives nSV = 0 and
+  rho = inf);
 * the low-level ctypes layer (``libsvm.svm_train`` on pointers) does not
   exist; ``gen_svm_nodearray`` returns a dict that ``svm_predict`` accepts.
 """
