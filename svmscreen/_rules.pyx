@@ -1582,7 +1582,7 @@ cdef class TwoBallPathStep(_PathStep):
             one kernel column per nonzero coefficient):
             * from the previous call: columns of the changed s_j;
             * through the reference: Q (s hi) = q Q alpha - Q beta with
-              beta = q alpha - s hi (docs/screening.md sec. 3), nonzero only
+              beta = q alpha - s hi (docs/screening.md sec. 4), nonzero only
               where alpha_j is not at the bound s predicts, mostly the free
               support vectors;
             * from scratch: columns of s;
