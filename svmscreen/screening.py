@@ -630,6 +630,8 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
         Right-hand side of the equality (ignored without an intercept).
     coef : ndarray or None
         The coefficients of w (default: alpha).
+    tau : float
+        Safety margin of the tests l > 1 + tau, u < 1 - tau.
 
     Returns
     -------

@@ -268,6 +268,8 @@ def exact_svc(K, y, C, fit_intercept=True, alpha0=None):
         Box upper bound (per-sample for class weights).
     fit_intercept : bool
         With the equality y'a = 0 (LIBSVM) or bias-free (the papers).
+    alpha0 : ndarray of shape (n,) or None
+        Optional feasible start, as ``exact_box_qp_full`` takes it.
 
     Returns
     -------

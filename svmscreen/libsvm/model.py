@@ -620,6 +620,9 @@ def multiclass_probability(R, info=None):
     R : ndarray (n, k, k)
         R[:, i, j] = r_ij, the pairwise estimate P(i | i or j); the diagonal
         is ignored.
+    info : callable or None
+        LIBSVM's output hook, for its "Exceeds max_iter in multiclass_prob"
+        message (``None`` prints nothing).
 
     Returns
     -------
