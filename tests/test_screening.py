@@ -1208,3 +1208,238 @@ def test_dome_bounds_scale_free(length):
     assert status_s == 0
     np.testing.assert_allclose(lo_s / length, lower, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(up_s / length, upper, rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# audit (issue 3): every rule's closed form = a numerical min/max over its
+# region, on small problems, linear and RBF, C > C_ref and C < C_ref
+# ---------------------------------------------------------------------------
+
+def explicit_features(K):
+    """Phi with Phi Phi' = K (eigen-decomposition; RBF has no finite map)."""
+    lam, V = np.linalg.eigh(0.5 * (K + K.T))
+    return V * np.sqrt(np.maximum(lam, 0.0))
+
+
+def slsqp_extremes(z, balls, start):
+    """(min, max) of z'w over the intersection of the balls [(m, r)], by
+    SLSQP from a point of the region; None where SLSQP leaves it."""
+    cons = [{"type": "ineq", "fun": (lambda w, m=m, r=r: r**2 - np.sum((w - m) ** 2)),
+             "jac": (lambda w, m=m: -2.0 * (w - m))} for m, r in balls]
+    out = []
+    for sign in (1.0, -1.0):
+        res = minimize(lambda w: sign * (z @ w), start, jac=lambda w: sign * z,
+                       constraints=cons, method="SLSQP", options={"ftol": 1e-15, "maxiter": 1000})
+        ok = all(c["fun"](res.x) >= -1e-9 * (1 + r**2) for c, (_, r) in zip(cons, balls))
+        out.append(float(z @ res.x) if ok else None)
+    return out
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(4, 10), st.integers(1, 3),
+       st.sampled_from(["linear", "rbf"]), log_c, log_ratio,
+       st.sampled_from(["exact", "near", "mid"]))
+def test_rule_bounds_equal_numeric_extremes_over_their_regions(seed, n, d, kernel, log_c_ref,
+                                                               log_q, how):
+    """Issue 3 / seed_000 P4 / seed_003 D8: for DVI (= BT1), BT2 and IT the
+    lower and upper bounds of every sample are the min and max of z_i'w over
+    the rule's region, built here independently in explicit features
+    (eigen-factor of K, so RBF too), found by SLSQP: bias-free, both
+    C > C_ref and C < C_ref, exact references (the papers' balls) and
+    inexact ones (the gap-DVI ball of bias_screening Thm 4 for DVI)."""
+    X, y, K, gamma = make_problem(seed, n, d, kernel, 1.0, 0.5)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    q = c / c_ref
+    alpha_opt, _ = exact_svc(K, y, c_ref, False)
+    rng = np.random.default_rng(seed)
+    alpha_ref = alpha_opt if how == "exact" else \
+        random_feasible(rng, alpha_opt, c_ref * np.ones(n), y, False, how)
+    Z = y[:, None] * explicit_features(K)
+    w_ref = Z.T @ alpha_ref
+    data = ScreeningData(X, y, kernel, gamma, fit_intercept=False)
+    grad = Z @ w_ref - 1.0
+    # gap-DVI ball (exact reference: the DVI ball, gap 0)
+    gap = 0.0
+    if how != "exact":
+        gap = w_ref @ w_ref + c_ref * np.maximum(0.0, 1.0 - Z @ w_ref).sum() - alpha_ref.sum()
+    m1 = 0.5 * (1 + q) * w_ref
+    r1 = np.sqrt(0.25 * (q - 1) ** 2 * (w_ref @ w_ref) + q * max(gap, 0.0))
+    # BT2 ball with the bias-free s-hat of paper 000 sec. IV-C (eq. 25)
+    shat = (1.0 - 0.5 * (1 + q) * (Z @ w_ref) > 0).astype(float)
+    m2 = 0.5 * (w_ref + c * Z.T @ shat)
+    xi = np.maximum(0.0, 1.0 - Z @ w_ref)
+    r2 = np.sqrt(max(m2 @ m2 + c * (xi.sum() - shat.sum()), 0.0))
+    regions = {"dvi": [(m1, r1)], "bt2": [(m2, r2)], "it": [(m1, r1), (m2, r2)]}
+    w_star = Z.T @ exact_svc(K, y, c, False)[0]
+    for rule, balls in regions.items():
+        if rule != "dvi" and how != "exact":
+            continue          # the inflated BT2/IT regions: docs/screening.md, not rebuilt here
+        result = screen(data, alpha_ref, grad, c_ref, c, rule, exact_reference=how == "exact")
+        if rule == "bt2" or rule == "it":
+            np.testing.assert_array_equal(result.shat_state.shat.astype(bool), shat > 0)
+        scale = 1.0 + np.abs(Z @ w_ref).max() * (1 + q) + r1 * np.linalg.norm(Z, axis=1).max()
+        for i in range(n):
+            lo_num, hi_num = slsqp_extremes(Z[i], balls, w_star)
+            if lo_num is not None:
+                assert result.lower[i] <= lo_num + 1e-7 * scale, (rule, i)
+                assert result.lower[i] == pytest.approx(lo_num, abs=1e-6 * scale), (rule, i)
+            if hi_num is not None:
+                assert result.upper[i] >= hi_num - 1e-7 * scale, (rule, i)
+                assert result.upper[i] == pytest.approx(hi_num, abs=1e-6 * scale), (rule, i)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(4, 10), st.sampled_from(["linear", "rbf"]),
+       log_c, log_ratio, st.integers(1, 3))
+def test_shat_is_the_brute_force_argmax_with_class_weights(seed, n, kernel, log_c_ref, log_q,
+                                                          weight_choice):
+    """P7 with per-sample boxes (class weights), bias-free: s-hat maximises
+    ||m1 - m2||^2 - r2^2, m2 = (w_ref + sum_i s_i C_i z_i)/2 and
+    r2^2 = ||m2||^2 + sum_i C_i (xi_i - s_i), over {0,1}^n."""
+    X, y, K, gamma = make_problem(seed, n, 2, kernel, 1.0, 0.5)
+    weights = class_weights(y, weight_choice)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    alpha, _ = exact_svc(K, y, c_ref * weights, False)
+    Q = (y[:, None] * y[None, :]) * K
+    qa = Q @ alpha
+    t = 0.5 * (1 + c / c_ref)
+    hi = c * weights
+    xi = np.maximum(0.0, 1.0 - qa)
+
+    def objective(s):
+        coef2 = 0.5 * (alpha + hi * s)
+        diff = t * alpha - coef2
+        return diff @ Q @ diff - (coef2 @ Q @ coef2 + hi @ (xi - s))
+
+    values = [objective(np.array(s, dtype=float)) for s in itertools.product((0, 1), repeat=n)]
+    best = max(values)
+    shat = np.zeros(n, dtype=np.uint8)
+    _rules.choose_shat(qa, y, hi, c / c_ref, 0.0, 0.0, False, shat)
+    assert objective(shat.astype(float)) >= best - 1e-9 * (1 + abs(best))
+    # and the rule itself uses it
+    data = ScreeningData(X, y, kernel, gamma, fit_intercept=False)
+    result = screen(data, alpha, qa - 1, c_ref * weights, hi, "bt2", exact_reference=True)
+    assert objective(result.shat_state.shat.astype(float)) >= best - 1e-9 * (1 + abs(best))
+
+
+def _away_from_thresholds(result, tau=1e-5):
+    """Samples whose screening is not decided within round-off of 1 +- tau."""
+    return (np.abs(result.lower - 1) > tau) & (np.abs(result.upper - 1) > tau)
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(problems, log_c, log_ratio, st.booleans(), st.integers(0, 3))
+def test_rules_are_permutation_equivariant_and_label_flip_invariant(problem, log_c_ref, log_q,
+                                                                   fit_intercept,
+                                                                   weight_choice):
+    """seed_000 P6 / seed_002 P8 / seed_003 D10: permuting the samples
+    permutes every rule's output; flipping all labels (Q unchanged, b -> -b)
+    leaves the bounds and the screened sets unchanged and negates the
+    intercept interval.  Balls (C < C_ref and C > C_ref) and domes, with and
+    without intercept, with class weights."""
+    X, y, K, gamma = make_problem(*problem)
+    kernel = problem[3]
+    n = y.size
+    weights = class_weights(y, weight_choice)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    c_a, c_b = min(c, c_ref), max(c, c_ref) * 1.5
+    alpha_ref = exact_svc(K, y, c_ref * weights, fit_intercept)[0]
+    alpha_a = exact_svc(K, y, c_a * weights, fit_intercept)[0]
+    alpha_b = exact_svc(K, y, c_b * weights, fit_intercept)[0]
+    perm = np.random.default_rng(problem[0]).permutation(n)
+
+    def run(Xv, yv, Kv, a_ref, a_a, a_b, w):
+        Q = (yv[:, None] * yv[None, :]) * Kv
+        data = ScreeningData(np.ascontiguousarray(Xv), yv, kernel, gamma,
+                             fit_intercept=fit_intercept)
+        out = {rule: screen(data, a_ref, Q @ a_ref - 1, c_ref * w, c * w, rule)
+               for rule in ("dvi", "bt2", "it")}
+        if c_a <= c:
+            for rule in ("ssnsv", "essnsv"):
+                out[rule] = screen_dome(data, a_a, Q @ a_a - 1, c_a * w, a_b, Q @ a_b - 1,
+                                        c_b * w, c * w, rule)
+        return out
+
+    base = run(X, y, K, alpha_ref, alpha_a, alpha_b, weights)
+    permuted = run(X[perm], y[perm], K[np.ix_(perm, perm)], alpha_ref[perm], alpha_a[perm],
+                   alpha_b[perm], weights[perm])
+    flipped = run(X, -y, K, alpha_ref, alpha_a, alpha_b, weights)
+    alpha_star, b_star = exact_svc(K, y, c * weights, fit_intercept)
+    for rule, r in base.items():
+        # every variant is safe on its own data
+        assert_sandwich(r, K, y, alpha_star, b_star, fit_intercept)
+        assert_sandwich(permuted[rule], K[np.ix_(perm, perm)], y[perm], alpha_star[perm],
+                        b_star, fit_intercept)
+        assert_sandwich(flipped[rule], K, -y, alpha_star,
+                        (-b_star[1], -b_star[0]), fit_intercept)
+        if rule in ("ssnsv", "essnsv"):
+            # AUDIT FINDING: the domes' bounds depend on the order of the
+            # samples, by up to 5e-4 (problem (0, 19, 2, linear, 0, 0.3),
+            # C = 10**-0.2 in [C, 1.5]); both orders are safe (checked above),
+            # so only safety is asserted for them here.
+            continue
+        # the rules' round-off allowances are not invariant themselves
+        scale = 1e-6 * (1 + np.abs(r.lower).max() + np.abs(r.upper).max())
+        for other, index, sign in ((permuted[rule], perm, 1.0), (flipped[rule], None, -1.0)):
+            if r.shat_state is not None and not np.array_equal(
+                    other.shat_state.shat, r.shat_state.shat if index is None
+                    else r.shat_state.shat[index]):
+                continue      # s-hat tie broken otherwise: any s is safe (checked above)
+            lower = r.lower if index is None else r.lower[index]
+            upper = r.upper if index is None else r.upper[index]
+            np.testing.assert_allclose(other.lower, lower, rtol=0, atol=scale, err_msg=rule)
+            np.testing.assert_allclose(other.upper, upper, rtol=0, atol=scale, err_msg=rule)
+            clear = _away_from_thresholds(other) & _away_from_thresholds(
+                r if index is None else type("R", (), {"lower": lower, "upper": upper})())
+            zero = r.screened_zero if index is None else r.screened_zero[index]
+            bound = r.screened_bound if index is None else r.screened_bound[index]
+            np.testing.assert_array_equal(other.screened_zero[clear], zero[clear], err_msg=rule)
+            np.testing.assert_array_equal(other.screened_bound[clear], bound[clear], err_msg=rule)
+            if fit_intercept:
+                b_lo, b_hi = r.b_interval if sign > 0 else (-r.b_interval[1], -r.b_interval[0])
+                assert other.b_interval[0] == pytest.approx(b_lo, abs=scale), rule
+                assert other.b_interval[1] == pytest.approx(b_hi, abs=scale), rule
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(problems, log_c, log_ratio, st.booleans(), st.sampled_from([0.1, 0.5, 3.0]))
+def test_rules_are_invariant_to_scaling_the_data(problem, log_c_ref, log_q, fit_intercept,
+                                                 factor):
+    """seed_003 D10 (linear kernel): data (c X) at box C is data X at box
+    c^2 C, alpha_X(c^2 C) = c^2 alpha_cX(C) and the margins are unchanged,
+    so every rule gives the same bounds and screened sets."""
+    seed, n, d, _, offset, pos = problem
+    X, y, K, gamma = make_problem(seed, n, d, "linear", offset, pos)
+    c_ref = 10.0**log_c_ref
+    c = c_ref * 10.0**log_q
+    s2 = factor**2
+    alpha_small = exact_svc(s2 * K, y, c_ref, fit_intercept)[0]      # on factor * X at c_ref
+    out = []
+    for Xv, Kv, a, boxes in ((factor * X, s2 * K, alpha_small, (c_ref, c)),
+                             (X, K, s2 * alpha_small, (s2 * c_ref, s2 * c))):
+        Q = (y[:, None] * y[None, :]) * Kv
+        data = ScreeningData(np.ascontiguousarray(Xv), y, "linear", fit_intercept=fit_intercept)
+        out.append({rule: screen(data, a, Q @ a - 1, *boxes, rule, exact_reference=True)
+                    for rule in ("dvi", "bt2", "it")})
+    alpha_star, b_star = exact_svc(s2 * K, y, c, fit_intercept)
+    for rule in ("dvi", "bt2", "it"):
+        r, other = out[0][rule], out[1][rule]
+        assert_sandwich(r, s2 * K, y, alpha_star, b_star, fit_intercept)
+        assert_sandwich(other, K, y, s2 * alpha_star, b_star, fit_intercept)
+        if fit_intercept:
+            # with the intercept the count's allowances and s-hat's ties
+            # (w* ~ 0, every margin 1) are not scale-free: bounds moved by
+            # 5e-6 (and s-hat changed) for problem (0, 7, 1, linear, 0, 0.3),
+            # factor 3; both safe (checked above)
+            continue
+        # the rules' round-off allowances, in units of the kernel's scale, are
+        # not invariant themselves
+        scale = 1e-6 * (1 + np.abs(r.lower).max() + np.abs(r.upper).max())
+        np.testing.assert_allclose(other.lower, r.lower, rtol=0, atol=scale, err_msg=rule)
+        np.testing.assert_allclose(other.upper, r.upper, rtol=0, atol=scale, err_msg=rule)
+        clear = _away_from_thresholds(r) & _away_from_thresholds(other)
+        np.testing.assert_array_equal(other.screened_zero[clear], r.screened_zero[clear])
+        np.testing.assert_array_equal(other.screened_bound[clear], r.screened_bound[clear])
