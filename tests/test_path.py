@@ -14,14 +14,17 @@ import svmscreen
 from svmscreen.path import SCREENING_RULES, cv_splits, train_path
 
 
-def libsvm_objective(X, y, C, gamma, tol):
-    """LIBSVM's dual objective 1/2 a'Qa - sum a for an RBF C-SVC."""
+def libsvm_objective(X, y, C, gamma, tol, kernel="rbf", weight_pos=1.0):
+    """LIBSVM's dual objective 1/2 a'Qa - sum a for a C-SVC (RBF or linear;
+    ``weight_pos``: its -w1)."""
     from libsvm.svmutil import svm_train
     from svmscreen._kernels import Kernel
-    model = svm_train(np.asarray(y), X, f"-t 2 -c {float(C)!r} -g {float(gamma)!r} -e {tol} -q")
+    t = {"linear": 0, "rbf": 2}[kernel]
+    model = svm_train(np.asarray(y), X, f"-t {t} -c {float(C)!r} -g {float(gamma)!r} "
+                      f"-w1 {float(weight_pos)!r} -e {tol} -q")
     support = np.asarray(model.get_sv_indices()) - 1
     coef = np.asarray(model.get_sv_coef()).ravel()
-    K = Kernel(X[support].toarray(), "rbf", gamma, 0.0, 3).rows(np.arange(support.size))
+    K = Kernel(X[support].toarray(), kernel, gamma, 0.0, 3).rows(np.arange(support.size))
     return 0.5 * coef @ K @ coef - np.abs(coef).sum()
 
 
@@ -1313,20 +1316,6 @@ def test_path_box_underflow_at_small_C(rule):
     np.testing.assert_allclose(path.objective, plain.objective, rtol=1e-6)
 
 
-# ------------------------------------- audit (issue 4): screened path = LIBSVM
-def libsvm_objective_any(X, y, C, kernel, gamma, tol, weight_pos=1.0):
-    """LIBSVM's dual objective 1/2 a'Qa - sum a at C (linear or RBF, -w1)."""
-    from libsvm.svmutil import svm_train
-    from svmscreen._kernels import Kernel
-    t = {"linear": 0, "rbf": 2}[kernel]
-    model = svm_train(np.asarray(y), X, f"-t {t} -c {float(C)!r} -g {float(gamma)!r} "
-                      f"-w1 {float(weight_pos)!r} -e {tol} -q")
-    support = np.asarray(model.get_sv_indices()) - 1
-    coef = np.asarray(model.get_sv_coef()).ravel()
-    K = Kernel(X[support].toarray(), kernel, gamma, 0.0, 3).rows(np.arange(support.size))
-    return 0.5 * coef @ K @ coef - np.abs(coef).sum()
-
-
 @pytest.mark.parametrize("rule", ["it", "dvi"])
 @pytest.mark.parametrize("kernel, weight_pos", [("linear", 1.0), ("rbf", 1.0), ("rbf", 3.0)])
 def test_screened_path_matches_libsvm_at_every_C(rule, kernel, weight_pos):
@@ -1341,5 +1330,5 @@ def test_screened_path_matches_libsvm_at_every_C(rule, kernel, weight_pos):
     assert path.put_back.sum() == 0
     assert (path.screened_zero + path.screened_bound).sum() > 0
     for t, C in enumerate(grid):
-        reference = libsvm_objective_any(X, y, C, kernel, gamma, 1e-6, weight_pos)
+        reference = libsvm_objective(X, y, C, gamma, 1e-6, kernel, weight_pos)
         assert path.objective[t] == pytest.approx(reference, rel=1e-6), C

@@ -522,7 +522,7 @@ def test_repr_shows_plain_numbers():
     assert "np." not in repr(result) and "np." not in repr(result.model)
 
 
-# ------------------------------------------------ audit (issue 5), hypothesis
+# ------------------- CCCP against exact inner QPs, screening on and off
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10_000), kernel=st.sampled_from(["linear", "rbf"]),
        C=st.sampled_from([0.1, 1.0, 10.0]), s=st.sampled_from([0.0, -0.5]),

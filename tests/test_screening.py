@@ -1211,8 +1211,8 @@ def test_dome_bounds_scale_free(length):
 
 
 # ---------------------------------------------------------------------------
-# audit (issue 3): every rule's closed form = a numerical min/max over its
-# region, on small problems, linear and RBF, C > C_ref and C < C_ref
+# every rule's closed form = a numerical min/max over its region, on small
+# problems, linear and RBF, C > C_ref and C < C_ref
 # ---------------------------------------------------------------------------
 
 def explicit_features(K):
@@ -1324,9 +1324,9 @@ def test_shat_is_the_brute_force_argmax_with_class_weights(seed, n, kernel, log_
     assert objective(result.shat_state.shat.astype(float)) >= best - 1e-9 * (1 + abs(best))
 
 
-def _away_from_thresholds(result, tau=1e-5):
+def _away_from_thresholds(lower, upper, tau=1e-5):
     """Samples whose screening is not decided within round-off of 1 +- tau."""
-    return (np.abs(result.lower - 1) > tau) & (np.abs(result.upper - 1) > tau)
+    return (np.abs(lower - 1) > tau) & (np.abs(upper - 1) > tau)
 
 
 @settings(max_examples=examples(25), deadline=None)
@@ -1376,8 +1376,8 @@ def test_rules_are_permutation_equivariant_and_label_flip_invariant(problem, log
         assert_sandwich(flipped[rule], K, -y, alpha_star,
                         (-b_star[1], -b_star[0]), fit_intercept)
         if rule in ("ssnsv", "essnsv"):
-            # AUDIT FINDING: the domes' bounds depend on the order of the
-            # samples, by up to 5e-4 (problem (0, 19, 2, linear, 0, 0.3),
+            # the domes' bounds depend on the order of the samples, by up
+            # to 5e-4 (problem (0, 19, 2, linear, 0, 0.3),
             # C = 10**-0.2 in [C, 1.5]); both orders are safe (checked above),
             # so only safety is asserted for them here.
             continue
@@ -1392,8 +1392,8 @@ def test_rules_are_permutation_equivariant_and_label_flip_invariant(problem, log
             upper = r.upper if index is None else r.upper[index]
             np.testing.assert_allclose(other.lower, lower, rtol=0, atol=scale, err_msg=rule)
             np.testing.assert_allclose(other.upper, upper, rtol=0, atol=scale, err_msg=rule)
-            clear = _away_from_thresholds(other) & _away_from_thresholds(
-                r if index is None else type("R", (), {"lower": lower, "upper": upper})())
+            clear = (_away_from_thresholds(other.lower, other.upper)
+                     & _away_from_thresholds(lower, upper))
             zero = r.screened_zero if index is None else r.screened_zero[index]
             bound = r.screened_bound if index is None else r.screened_bound[index]
             np.testing.assert_array_equal(other.screened_zero[clear], zero[clear], err_msg=rule)
@@ -1440,6 +1440,7 @@ def test_rules_are_invariant_to_scaling_the_data(problem, log_c_ref, log_q, fit_
         scale = 1e-6 * (1 + np.abs(r.lower).max() + np.abs(r.upper).max())
         np.testing.assert_allclose(other.lower, r.lower, rtol=0, atol=scale, err_msg=rule)
         np.testing.assert_allclose(other.upper, r.upper, rtol=0, atol=scale, err_msg=rule)
-        clear = _away_from_thresholds(r) & _away_from_thresholds(other)
+        clear = (_away_from_thresholds(r.lower, r.upper)
+                 & _away_from_thresholds(other.lower, other.upper))
         np.testing.assert_array_equal(other.screened_zero[clear], r.screened_zero[clear])
         np.testing.assert_array_equal(other.screened_bound[clear], r.screened_bound[clear])
