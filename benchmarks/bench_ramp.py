@@ -37,9 +37,8 @@ os.environ["OMP_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402
 
 import svmscreen  # noqa: E402
-from svmscreen.dense_qp import repair_equality  # noqa: E402
 from svmscreen.path import WARM_FIRST_SHRINK, _Problem  # noqa: E402
-from svmscreen.ramp import _build  # noqa: E402
+from svmscreen.ramp import _build, next_step_start  # noqa: E402
 from svmscreen.reduced import solve_reduced  # noqa: E402
 
 # Wall time by default; --clock cpu: this thread's CPU time (every arm is
@@ -80,18 +79,13 @@ def replay(X, y, C, gamma, outlier_history, tol, truth=None):
     for step, outliers in enumerate(outlier_history):
         new_mu = np.zeros(n)
         new_mu[outliers] = C_i[outliers]
-        fixed = None
-        target = beta.copy()
+        fixed = target = movable = None
         if truth is not None:
             fixed = (truth[step] <= lo) | (truth[step] >= C_i)
-            target[fixed] = truth[step][fixed]
-        movable = np.ones(n, dtype=bool) if fixed is None else ~fixed
-        repaired = repair_equality(target, signs, lo, C_i, movable, float(signs @ new_mu))
-        if grad is not None:
-            changed = np.flatnonzero((repaired != beta) | (new_mu != mu))
-            Q.add_columns(changed, (repaired - beta - new_mu + mu)[changed], grad)
-        flipped = np.flatnonzero(new_mu != mu)
-        q_mu = Q.add_columns(flipped, (new_mu - mu)[flipped], q_mu)
+            target = np.where(fixed, truth[step], beta)
+            movable = ~fixed
+        repaired = next_step_start(Q, beta, grad, mu, new_mu, q_mu, signs, lo, C_i,
+                                   start=target, movable=movable)
         warm = {} if grad is None else dict(first_shrink=WARM_FIRST_SHRINK)
         result, released = solve_reduced(Q, -1.0 - q_mu, lo, C_i, repaired, y=signs,
                                          fixed=fixed, grad0=grad, tol=tol, shrinking=True,

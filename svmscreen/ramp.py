@@ -203,6 +203,32 @@ class RampResult:
                 f"n_outliers={self.n_outliers[k]})")
 
 
+def next_step_start(Q, beta, grad, mu, new_mu, q_mu, signs, lo, C_i, start=None,
+                    movable=None):
+    """The warm start of the CCCP step at outlier weights ``new_mu``, after
+    the step at ``mu`` that ended at ``beta`` with gradient ``grad``.
+
+    ``start`` (default: beta) with the equality y'beta = y'new_mu restored
+    by moving as few ``movable`` entries as possible (default: all).  In
+    place, by the columns of the entries that changed: ``grad`` becomes the
+    start's gradient, G' = G + Q (d_beta - d_mu) (skipped if None: the
+    solver computes it), and ``q_mu`` becomes Q new_mu.  Returns the start.
+    """
+    movable = np.ones(beta.shape[0], dtype=bool) if movable is None else movable
+    repaired = repair_equality(beta if start is None else start, signs, lo, C_i, movable,
+                               float(signs @ new_mu))
+    if repaired is None:
+        raise RuntimeError("CCCP: no feasible point for the next step "
+                           "(cannot happen for valid outlier weights)")
+    delta_beta, delta_mu = repaired - beta, new_mu - mu
+    if grad is not None:
+        changed = np.flatnonzero((delta_beta != 0) | (delta_mu != 0))
+        Q.add_columns(changed, delta_beta[changed] - delta_mu[changed], grad)
+    flipped = np.flatnonzero(delta_mu)
+    Q.add_columns(flipped, delta_mu[flipped], q_mu)
+    return repaired
+
+
 def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
          beta0=None, grad0=None, progress=None):
     """The CCCP loop on one problem at one C.
@@ -346,21 +372,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
             warnings.warn(f"C={C:g}: CCCP did not converge in max_outer={max_outer} steps",
                           ConvergenceWarning, stacklevel=3)
             break
-        # Next step: same beta, equality y'beta = y'mu_new restored by moving
-        # as few entries as possible; the gradient follows by the columns of
-        # the entries that changed: G' = G + Q (d_beta - d_mu).
-        delta_mu = new_mu - mu
-        repaired = repair_equality(beta, y, lo, C_i, np.ones(n, dtype=bool),
-                                   float(y @ new_mu))
-        if repaired is None:
-            raise RuntimeError("CCCP: no feasible point for the next step "
-                               "(cannot happen for valid outlier weights)")
-        delta_beta = repaired - beta
-        changed = np.flatnonzero((delta_beta != 0) | (delta_mu != 0))
-        Q.add_columns(changed, delta_beta[changed] - delta_mu[changed], grad)
-        flipped = np.flatnonzero(delta_mu)
-        q_mu = Q.add_columns(flipped, delta_mu[flipped], q_mu)
-        beta, mu = repaired, new_mu
+        beta, mu = next_step_start(Q, beta, grad, mu, new_mu, q_mu, y, lo, C_i), new_mu
     # ||w||^2 = (beta - mu)'Q(beta - mu), against its round-off (the
     # quadratic form's and the gradient's, as the rules bound them): compared
     # with the objective, at C = 1e20 (J = 1.3e18) a w with 100 support
