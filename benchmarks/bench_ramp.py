@@ -63,8 +63,7 @@ def dataset(name, rows, seed=0):
 
 def replay(X, y, C, gamma, outlier_history, tol, truth=None):
     """CCCP's inner solves for a known outlier sequence, as ``ramp.cccp``
-    runs them (shrinking, warm starts, the equality repaired, the gradient
-    updated by columns).  With ``truth`` (a replay's betas at a tight tol),
+    runs them (shrinking; each step warm-started by ``ramp.next_step_start``).  With ``truth`` (a replay's betas at a tight tol),
     each step fixes the samples at a bound of its true optimum there and
     solves over the rest: the oracle.  Returns the betas, each step's inner
     objective, the samples put back and the seconds."""

@@ -1458,7 +1458,7 @@ def test_bias_free_step_at_tiny_curvature(scale, C):
     X = rng.normal(size=(10, 3))
     y = np.array([0, 1] * 5)
     model = fit_binary(scale * (X @ X.T), y, C=C, kernel="precomputed",
-                                 fit_intercept=False, tol=1e-8, max_iter=100000)
+                       fit_intercept=False, tol=1e-8, max_iter=100000)
     assert model.status_ == "optimal"
     assert model.n_iter_ <= 20
     np.testing.assert_allclose(model.objective_, -10 * C, rtol=1e-8)
