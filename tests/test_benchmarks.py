@@ -120,6 +120,43 @@ def test_bench_fit_worker_finds_the_shipped_data(monkeypatch):
     assert not result["timed_out"] and result["n"] == 270
 
 
+# Run in a fresh interpreter: in the test's own process the modules are
+# loaded already, and a lazy import inside a timer would not show.
+_FIT_WORKER_IMPORTS = """
+import sys
+import bench_fit
+marks = {}
+start, growth = bench_fit.peak_start, bench_fit.peak_growth
+def peak_start():
+    marks["start"] = set(sys.modules)
+    return start()
+def peak_growth(memory):
+    marks["growth"] = set(sys.modules)
+    return growth(memory)
+bench_fit.peak_start, bench_fit.peak_growth = peak_start, peak_growth
+bench_fit.worker(sys.argv[1], "heart_scale", "rbf", 0)
+print("loaded:", sorted(marks["growth"] - marks["start"]))
+"""
+
+
+@pytest.mark.parametrize("arm", ["libsvm", "sklearn", "svmscreen"])
+def test_bench_fit_worker_imports_nothing_inside_the_measured_fit(arm, tmp_path):
+    """Between the worker's memory baseline and its peak (the timed fit) no
+    module is imported: ``import svmscreen`` alone loads its modules on
+    first use, which once fell on the svmscreen arm's time and memory."""
+    # a file, not -c: the child's sys.path then starts with tmp_path, not
+    # the source tree of cwd (which the worker needs for ./data)
+    script = tmp_path / "probe.py"
+    script.write_text(_FIT_WORKER_IMPORTS)
+    done = subprocess.run([sys.executable, str(script), arm],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env=subprocess_env(OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
+                              [os.path.join(ROOT, "benchmarks"),
+                               os.environ.get("PYTHONPATH", "")])))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "loaded: []"
+
+
 def test_bench_libsvm_cli_smoke_imports_the_package_on_the_path():
     """bench_libsvm_cli.py --smoke (the script's CI line) runs and agrees with
     LIBSVM; its child processes import svmscreen from the interpreter's path
