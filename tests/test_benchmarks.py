@@ -120,6 +120,23 @@ def test_bench_fit_worker_finds_the_shipped_data(monkeypatch):
     assert not result["timed_out"] and result["n"] == 270
 
 
+def _probe(tmp_path, text, *args):
+    """The last line printed by the script ``text`` run with ``args`` in a
+    fresh interpreter, with benchmarks/ on its path and ROOT as its cwd (the
+    benchmarks find ./data there)."""
+    # a file, not -c: the child's sys.path then starts with tmp_path, not
+    # the source tree of cwd
+    script = tmp_path / "probe.py"
+    script.write_text(text)
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300,
+                          env=subprocess_env(OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
+                              [os.path.join(ROOT, "benchmarks"),
+                               os.environ.get("PYTHONPATH", "")])))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
 # Run in a fresh interpreter: in the test's own process the modules are
 # loaded already, and a lazy import inside a timer would not show.
 _FIT_WORKER_IMPORTS = """
@@ -144,17 +161,34 @@ def test_bench_fit_worker_imports_nothing_inside_the_measured_fit(arm, tmp_path)
     """Between the worker's memory baseline and its peak (the timed fit) no
     module is imported: ``import svmscreen`` alone loads its modules on
     first use, which once fell on the svmscreen arm's time and memory."""
-    # a file, not -c: the child's sys.path then starts with tmp_path, not
-    # the source tree of cwd (which the worker needs for ./data)
-    script = tmp_path / "probe.py"
-    script.write_text(_FIT_WORKER_IMPORTS)
-    done = subprocess.run([sys.executable, str(script), arm],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          env=subprocess_env(OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
-                              [os.path.join(ROOT, "benchmarks"),
-                               os.environ.get("PYTHONPATH", "")])))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "loaded: []"
+    assert _probe(tmp_path, _FIT_WORKER_IMPORTS, arm) == "loaded: []"
+
+
+_PATH_ROW_IMPORTS = """
+import sys
+import bench_path
+loaded = set()
+best_of = bench_path.best_of
+def timed_rows(*args, **kwargs):
+    before = set(sys.modules)
+    try:
+        return best_of(*args, **kwargs)
+    finally:
+        loaded.update(set(sys.modules) - before)
+bench_path.best_of = timed_rows
+sys.argv[0] = bench_path.__file__
+bench_path.main()
+print("loaded:", sorted(loaded))
+"""
+
+
+def test_bench_path_rows_import_nothing(tmp_path):
+    """No module is first imported inside a row's timed rounds (the warm-up
+    runs every arm first): svmscreen.screening, loaded by the first screened
+    path, once added 5 ms to the +dvi arm's 7 ms on the first row, which a
+    row with a slow arm runs once."""
+    assert _probe(tmp_path, _PATH_ROW_IMPORTS, "--datasets", "heart_scale", "--kernels",
+                  "rbf1", "--n-C", "3", "--repeat", "1", "--rules", "dvi") == "loaded: []"
 
 
 def test_bench_libsvm_cli_smoke_imports_the_package_on_the_path():
