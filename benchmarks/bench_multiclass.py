@@ -10,10 +10,11 @@ Arms (all single-threaded, tol 1e-3, 100 MB cache, RBF gamma 1/d):
 
 The training rows are sorted by label, so that LIBSVM's class order (first
 appearance) is the sorted one of the other arms: the order breaks ties of the
-votes.  Every arm's test accuracy and total number of support vectors at
-every C are compared with LIBSVM's (the run fails if an accuracy differs by more than
-0.5 points, or #SV by more than 2%: near-ties of the votes, alphas within
-tol of 0).
+votes.  Every arm runs once, untimed, on a small problem before it is timed.
+Every arm's test accuracy and total number of support vectors at every C are
+compared with LIBSVM's (the run fails if an accuracy differs by more than 0.5
+points, or #SV by more than 2%: near-ties of the votes, alphas within tol of
+0).
 
     python benchmarks/bench_multiclass.py            # letter.scale, 15000 x 16, 26 classes
     python benchmarks/bench_multiclass.py --quick    # 1000 rows, 5 values of C
@@ -79,6 +80,17 @@ ARMS = {"libsvm": arm_libsvm, "sklearn": arm_sklearn, "path": arm_path("dvi"),
         "path-noscreen": arm_path(None)}
 
 
+def warm_up(arms, X, y, X_test, gamma):
+    """Run every arm once, untimed, on a small problem (about 300 rows spread
+    over the sorted ones, so over every class; 2 C).  An arm's first run
+    pays for lazy imports (svmscreen.path and its modules: 60 ms of the path
+    arm's 0.33 s in --quick) and first-use set-up, which would otherwise
+    fall on whichever arm runs first."""
+    rows = slice(None, None, max(1, X.shape[0] // 300))
+    for run in arms.values():
+        run(X[rows], y[rows], X_test[:50], gamma, np.geomspace(0.1, 10, 2))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -109,8 +121,9 @@ def main():
     print(f"letter.scale: {X.shape[0]} x {X.shape[1]}, {np.unique(y).size} classes; "
           f"test {X_test.shape[0]}; rbf gamma {gamma:g}; {grid.size} values of C in "
           f"[{grid[0]:g}, {grid[-1]:g}], tol {TOL}; {args.clock} clock")
-    results = {arm: run(X, y, X_test, gamma, grid) for arm, run in ARMS.items()
-               if arm not in args.skip}
+    arms = {arm: run for arm, run in ARMS.items() if arm not in args.skip}
+    warm_up(arms, X, y, X_test, gamma)
+    results = {arm: run(X, y, X_test, gamma, grid) for arm, run in arms.items()}
     reference = results.get("libsvm")
     print(f"  {'arm':<14} {'seconds':>9} {'x faster than libsvm':>21} "
           f"{'max acc diff (points)':>22} {'max #SV diff':>13}")

@@ -191,6 +191,31 @@ def test_bench_path_rows_import_nothing(tmp_path):
                   "rbf1", "--n-C", "3", "--repeat", "1", "--rules", "dvi") == "loaded: []"
 
 
+_MULTICLASS_IMPORTS = """
+import sys
+import bench_multiclass
+loaded = {}         # arm -> the modules each of its runs imported
+def recorded(arm, run):
+    def once(*args):
+        before = set(sys.modules)
+        try:
+            return run(*args)
+        finally:
+            loaded.setdefault(arm, []).append(sorted(set(sys.modules) - before))
+    return once
+bench_multiclass.ARMS = {arm: recorded(arm, run) for arm, run in bench_multiclass.ARMS.items()}
+sys.argv[0] = bench_multiclass.__file__
+bench_multiclass.main()
+print("loaded:", {arm: runs[-1] for arm, runs in loaded.items() if runs[-1]})
+"""
+
+
+def test_bench_multiclass_timed_runs_import_nothing(tmp_path):
+    """No arm's timed run (its last) first imports a module: svmscreen.path
+    and its modules once added 60 ms to the path arm's 0.33 s in --quick."""
+    assert _probe(tmp_path, _MULTICLASS_IMPORTS, "--quick") == "loaded: {}"
+
+
 def test_bench_libsvm_cli_smoke_imports_the_package_on_the_path():
     """bench_libsvm_cli.py --smoke (the script's CI line) runs and agrees with
     LIBSVM; its child processes import svmscreen from the interpreter's path
