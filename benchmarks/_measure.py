@@ -4,6 +4,8 @@ The scripts import this as a sibling module (``python benchmarks/<script>.py``
 puts benchmarks/ first on sys.path); tests/test_benchmarks.py imports it the
 same way to check it without timing anything.
 """
+import argparse
+
 import numpy as np
 
 # The default repeat policy of best_of: small rows, whose arms take a few
@@ -14,6 +16,23 @@ import numpy as np
 # would double the cost of the table.
 AUTO_BUDGET = 0.5
 AUTO_MAX_ROUNDS = 5
+
+
+def int_at_least(minimum):
+    """An argparse type: an integer of at least ``minimum``.
+
+    A count of rows, runs or values of C below its least sensible value
+    fails on the command line, naming the option, instead of deep in the
+    run (a repeat of 0 left no model to read) or silently (``--rows -5``
+    cut the last 5 rows).
+    """
+    def integer(text):
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+    integer.__name__ = "integer"        # argparse's "invalid integer value: 'two'"
+    return integer
 
 
 def round_order(names, k):

@@ -41,7 +41,7 @@ from sklearn import svm  # noqa: E402
 from sklearn.model_selection import GridSearchCV, StratifiedKFold  # noqa: E402
 
 import svmscreen  # noqa: E402
-from _measure import best_of, geometric_mean  # noqa: E402
+from _measure import best_of, geometric_mean, int_at_least  # noqa: E402
 from svmscreen.estimators import SVC, SVCPathCV  # noqa: E402
 
 DATASETS = {  # name -> rows used (None: all)
@@ -127,7 +127,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--datasets", nargs="*", default=None)
-    parser.add_argument("--n-C", type=int, default=20)
+    parser.add_argument("--n-C", type=int_at_least(1), default=20)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
     global CLOCK

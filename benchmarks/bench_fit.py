@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _measure import bounded_geometric_means, peak_growth, peak_start, timed_ratio
+from _measure import bounded_geometric_means, int_at_least, peak_growth, peak_start, timed_ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ["heart_scale", "a9a", "ijcnn1", "madelon", "madelon_scaled"]
@@ -184,11 +184,12 @@ def capped_note(res):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="heart_scale only")
-    parser.add_argument("--rows", type=int, default=20000,
+    parser.add_argument("--rows", type=int_at_least(0), default=20000,
                         help="first rows of a9a/ijcnn1 to use (0: all)")
     parser.add_argument("--datasets", nargs="*", default=None)
-    parser.add_argument("--kernels", nargs="*", default=KERNELS)
-    parser.add_argument("--repeat", type=int, default=3, help="best of N runs per arm")
+    parser.add_argument("--kernels", nargs="+", default=KERNELS, choices=KERNELS)
+    parser.add_argument("--repeat", type=int_at_least(1), default=3,
+                        help="best of N runs per arm")
     parser.add_argument("--time-limit", type=float, default=600.0,
                         help="seconds per fit; a slower fit is reported as a timeout")
     parser.add_argument("--q-rounding", choices=("float32",), default=None,
@@ -212,7 +213,7 @@ def main():
     for name in datasets:
         for kernel in args.kernels:
             runs = {arm: [] for arm in ARMS}
-            repeat = max(1, args.repeat)
+            repeat = args.repeat
             done = 0
             while done < repeat:
                 for arm in ARMS:

@@ -46,6 +46,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _measure import int_at_least
+
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ["letter.scale", "a9a"]
 ARMS = ["libsvm", "svmscreen"]
@@ -95,7 +97,7 @@ def model_summary(model_file, data_file):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int_at_least(1), default=3)
     parser.add_argument("--smoke", action="store_true", help="heart_scale only, one run")
     parser.add_argument("--datasets", nargs="*", default=None)
     parser.add_argument("--worker", nargs=3, metavar=("ARM", "DATA", "MODEL"),

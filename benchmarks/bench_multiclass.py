@@ -30,6 +30,7 @@ os.environ["OMP_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402
 
 import svmscreen  # noqa: E402
+from _measure import int_at_least  # noqa: E402
 
 TOL = 1e-3
 CACHE_MB = 100.0
@@ -95,9 +96,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="1000 rows (1000 test rows), 5 values of C")
-    parser.add_argument("--rows", type=int, default=None, help="training rows (default all)")
-    parser.add_argument("--n-C", type=int, default=10)
-    parser.add_argument("--skip", nargs="*", default=[], help="arms to leave out")
+    parser.add_argument("--rows", type=int_at_least(0), default=None,
+                        help="training rows (default, or 0: all)")
+    parser.add_argument("--n-C", type=int_at_least(1), default=10)
+    parser.add_argument("--skip", nargs="*", default=[], choices=list(ARMS),
+                        help="arms to leave out")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall time, or this thread's CPU time for a busy machine")
     args = parser.parse_args()

@@ -52,7 +52,8 @@ os.environ["OMP_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402
 
 import svmscreen  # noqa: E402
-from _measure import AUTO_BUDGET, AUTO_MAX_ROUNDS, best_of, geometric_mean  # noqa: E402
+from _measure import (AUTO_BUDGET, AUTO_MAX_ROUNDS, best_of, geometric_mean,  # noqa: E402
+                      int_at_least)
 from svmscreen.path import SCREENING_RULES, train_path  # noqa: E402
 
 DATASETS = {  # name -> rows used (None: all)
@@ -250,29 +251,23 @@ def warm_up(all_arms, kernels):
                 pass        # the rows will say that the arm is unavailable
 
 
-def positive_int(text):
-    """argparse type: an integer of at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def parse_args(argv=None):
     """The command line (``argv``, default sys.argv[1:]) as a Namespace."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="heart_scale, 10 values of C")
     parser.add_argument("--datasets", nargs="*", default=None)
-    parser.add_argument("--kernels", nargs="*", default=list(KERNELS))
-    parser.add_argument("--rules", nargs="*", default=list(SCREENING_RULES))
-    parser.add_argument("--n-C", type=int, default=50)
-    parser.add_argument("--rows", type=int, default=None,
-                        help="override the row cap of the large sets")
-    parser.add_argument("--skip", nargs="*", default=[], help="arms to leave out")
+    parser.add_argument("--kernels", nargs="+", default=list(KERNELS), choices=list(KERNELS))
+    parser.add_argument("--rules", nargs="*", default=list(SCREENING_RULES),
+                        choices=list(SCREENING_RULES))
+    parser.add_argument("--n-C", type=int_at_least(1), default=50)
+    parser.add_argument("--rows", type=int_at_least(0), default=None,
+                        help="override the row cap of the large sets (0: all rows)")
+    parser.add_argument("--skip", nargs="*", default=[], choices=list(arms(SCREENING_RULES)),
+                        help="arms to leave out")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall time (default) or this thread's CPU time, for a busy "
                              "machine; the path's rule/solve split follows it")
-    parser.add_argument("--repeat", type=positive_int, default=None, metavar="K",
+    parser.add_argument("--repeat", type=int_at_least(1), default=None, metavar="K",
                         help="run every arm K times per row, interleaved, and keep its "
                              f"minimum (default: until an arm has been timed for "
                              f"{AUTO_BUDGET:g} s, at most {AUTO_MAX_ROUNDS} times)")

@@ -37,6 +37,7 @@ os.environ["OMP_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402
 
 import svmscreen  # noqa: E402
+from _measure import int_at_least  # noqa: E402
 from svmscreen.path import WARM_FIRST_SHRINK, _Problem  # noqa: E402
 from svmscreen.ramp import _build, next_step_start  # noqa: E402
 from svmscreen.reduced import solve_reduced  # noqa: E402
@@ -99,10 +100,11 @@ def replay(X, y, C, gamma, outlier_history, tol, truth=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="*", default=["a9a", "ijcnn1", "letter"])
-    parser.add_argument("--rows", type=int, default=2000)
-    parser.add_argument("--gammas", nargs="*", type=float, default=[0.05, 0.5, 5.0])
-    parser.add_argument("--Cs", nargs="*", type=float, default=[0.1, 1.0, 10.0, 100.0])
+    parser.add_argument("--datasets", nargs="+", default=["a9a", "ijcnn1", "letter"])
+    parser.add_argument("--rows", type=int_at_least(0), default=2000, help="0: all rows")
+    # (one value at least: an empty grid left geometric means of nothing)
+    parser.add_argument("--gammas", nargs="+", type=float, default=[0.05, 0.5, 5.0])
+    parser.add_argument("--Cs", nargs="+", type=float, default=[0.1, 1.0, 10.0, 100.0])
     parser.add_argument("--tol", type=float, default=1e-6,
                         help="inner tolerance (the paper uses 1e-8)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")

@@ -55,6 +55,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_path  # noqa: E402  (DATASETS, KERNELS, TOL: the rows and grid of the path benchmark)
+from _measure import int_at_least  # noqa: E402
 
 import svmscreen  # noqa: E402
 from svmscreen.objective import duality_gap  # noqa: E402
@@ -149,10 +150,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="heart_scale, 10 values of C")
     parser.add_argument("--datasets", nargs="*", default=None)
-    parser.add_argument("--kernels", nargs="*", default=list(DEFAULT_KERNELS))
-    parser.add_argument("--n-C", type=int, default=50)
-    parser.add_argument("--rows", type=int, default=None,
-                        help="override the row cap of the large sets")
+    parser.add_argument("--kernels", nargs="+", default=list(DEFAULT_KERNELS),
+                        choices=list(bench_path.KERNELS))
+    # (at least one step C_t -> C_t+1)
+    parser.add_argument("--n-C", type=int_at_least(2), default=50)
+    parser.add_argument("--rows", type=int_at_least(0), default=None,
+                        help="override the row cap of the large sets (0: all rows)")
     parser.add_argument("--save", default=None,
                         help="also write the per-step rates to this .npz ('row|column' keys)")
     args = parser.parse_args()

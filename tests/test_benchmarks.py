@@ -309,6 +309,35 @@ def test_bench_path_repeat_must_be_a_positive_integer(value, capsys):
     assert "--repeat" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [["--rows", "-5"], ["--n-C", "0"], ["--kernels", "rbf2"],
+                                  ["--kernels"], ["--rules", "nosuch"], ["--skip", "libsvmm"]],
+                         ids=["rows", "n-C", "kernel", "no-kernel", "rule", "arm"])
+def test_bench_path_rejects_bad_arguments(argv, capsys):
+    """Each fails on the command line, naming its option: before, a negative
+    --rows cut the last rows, an unknown --skip was ignored, and the others
+    ended in a traceback or an empty table."""
+    import bench_path
+    with pytest.raises(SystemExit):
+        bench_path.parse_args(argv)
+    assert argv[0] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("script, argv", [
+    ("bench_libsvm_cli.py", ["--smoke", "--repeat", "0"]),    # read no model, deep inside
+    ("bench_fit.py", ["--quick", "--rows", "-1"]),            # dropped the last row
+    ("bench_multiclass.py", ["--quick", "--skip", "lib"]),    # ignored
+    ("bench_ramp.py", ["--quick", "--gammas"]),               # means of nothing
+    ("rule_strength.py", ["--quick", "--kernels", "rbf2"]),   # KeyError
+    ("bench_estimators.py", ["--n-C", "0"]),                  # an empty grid
+])
+def test_benchmarks_reject_bad_arguments(script, argv):
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", script), *argv],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env=subprocess_env(OMP_NUM_THREADS="1"))
+    option = next(word for word in reversed(argv) if word.startswith("--"))
+    assert done.returncode == 2 and f"argument {option}" in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("ours, reference, expected", [
     ((2.0, True), (4.0, True), (0.5, "=")),
     ((30.0, False), (3.0, True), (10.0, ">")),     # ours stopped after 30 s
