@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import svmscreen
+from _measure import int_at_least
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,8 +103,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="*", default=["australian_scale", "splice", "a9a"])
     parser.add_argument("--flips", nargs="*", type=float, default=[0.1, 0.2])
-    parser.add_argument("--rows", type=int, default=3000, help="cap on train/test rows")
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--rows", type=int_at_least(0), default=3000,
+                        help="cap on train/test rows (0: none)")
+    parser.add_argument("--seeds", type=int_at_least(1), default=3)
     parser.add_argument("--s", nargs="*", type=float, default=[0.0, -1.0], dest="s_values",
                         help="ramp parameters s to train at the hinge's C and gamma")
     parser.add_argument("--out", default=str(ROOT / "docs" / "robustness.md"))

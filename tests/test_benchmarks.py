@@ -329,6 +329,7 @@ def test_bench_path_rejects_bad_arguments(argv, capsys):
     ("bench_ramp.py", ["--quick", "--gammas"]),               # means of nothing
     ("rule_strength.py", ["--quick", "--kernels", "rbf2"]),   # KeyError
     ("bench_estimators.py", ["--n-C", "0"]),                  # an empty grid
+    ("robustness.py", ["--seeds", "0"]),                      # NameError after the loop
 ])
 def test_benchmarks_reject_bad_arguments(script, argv):
     done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", script), *argv],
