@@ -155,6 +155,10 @@ bench_fit.worker(sys.argv[1], "heart_scale", "rbf", 0)
 print("loaded:", sorted(marks["growth"] - marks["start"]))
 """
 
+_MEMORY_IMPORTS = _FIT_WORKER_IMPORTS.replace("bench_fit", "bench_memory").replace(
+    'bench_memory.worker(sys.argv[1], "heart_scale", "rbf", 0)',
+    'sys.argv[0] = bench_memory.__file__\nbench_memory.main()')
+
 
 @pytest.mark.parametrize("arm", ["libsvm", "sklearn", "svmscreen"])
 def test_bench_fit_worker_imports_nothing_inside_the_measured_fit(arm, tmp_path):
@@ -162,6 +166,12 @@ def test_bench_fit_worker_imports_nothing_inside_the_measured_fit(arm, tmp_path)
     module is imported: ``import svmscreen`` alone loads its modules on
     first use, which once fell on the svmscreen arm's time and memory."""
     assert _probe(tmp_path, _FIT_WORKER_IMPORTS, arm) == "loaded: []"
+
+
+def test_bench_memory_imports_nothing_inside_the_measured_fit(tmp_path):
+    """The same for bench_memory.py's one fit (svmscreen.model and the
+    compiled modules once loaded inside its peak)."""
+    assert _probe(tmp_path, _MEMORY_IMPORTS, "--dataset", "heart_scale") == "loaded: []"
 
 
 _PATH_ROW_IMPORTS = """
