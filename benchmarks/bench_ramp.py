@@ -21,6 +21,10 @@ relative) as the plain arm, and the screening arms put nothing back: the
 run ends with an error listing the rows where they do not.  The table gives
 each arm's seconds, shrink+screen / shrink, and their geometric mean (issue
 5's target: <= 0.6), and oracle / shrink: the best any safe rule could do.
+"frozen" sums, over the CCCP steps of the shrink+screen arm, the samples
+its rule fixed (at the warm starts and during the solves); "select work
+ss/shrink" is that arm's SMO working-set work (the sum over iterations of
+the active set's size) over the shrink arm's.
 
     python benchmarks/bench_ramp.py                 # the full protocol
     python benchmarks/bench_ramp.py --quick         # CI smoke: one small case
@@ -118,7 +122,7 @@ def main():
     ratios, oracle_ratios, failures = [], [], []
     print(f"{'data':<8} {'gamma':>6} {'C':>6} {'outer':>5} | "
           + " ".join(f"{arm:>13}" for arm in [*ARMS, "oracle"])
-          + " | screen+shrink / shrink | oracle / shrink | frozen | select work ss/shrink")
+          + " | shrink+screen / shrink | oracle / shrink | frozen | select work ss/shrink")
     for name in args.datasets:
         X, y = dataset(name, args.rows)
         for gamma, C in itertools.product(args.gammas, args.Cs):
