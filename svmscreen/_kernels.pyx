@@ -152,6 +152,13 @@ cdef class Kernel:
                 raise ValueError(f"X: the squared norm of row {i} overflows float64; "
                                  "scale X down")
 
+    def __reduce__(self):
+        # Cython's automatic pickling read the typed views that are never
+        # set (csr_data of dense data, the ord_ copies) and crashed the
+        # interpreter in pickle.dumps, copy.copy and copy.deepcopy
+        raise TypeError("a Kernel cannot be pickled or copied (it holds typed views of "
+                        "its training data): build a new one from the data")
+
     cdef inline double dense_pair(self, const double* u, const double* v) noexcept nogil:
         """u'v of two dense rows, in the summation order ``in_order`` asks."""
         if self.in_order:

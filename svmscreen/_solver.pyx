@@ -166,6 +166,12 @@ cdef class QMatrix:
                              f"{float(self.QD[i]):.3g} leaves no room for the solver's "
                              "K_ii + K_jj - 2 K_ij in float64; scale the kernel (or X) down")
 
+    def __reduce__(self):
+        # as Kernel's: Cython's automatic pickling read typed views that are
+        # never set (the twins' scratch) and crashed the interpreter
+        raise TypeError("a QMatrix cannot be pickled or copied (it holds a Kernel and "
+                        "its column cache): build a new one from the data")
+
     cdef double* get_Q(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil:
         """Column i of Q, entries 0..length-1 in position order."""
         cdef double* data

@@ -327,3 +327,45 @@ def test_compute_layout_densifies_only_dense_enough_csr():
         gamma, coef0, degree = PARAMS[kernel]
         assert_kernel_close(Kernel(out, kernel, gamma, coef0, degree).rows(np.arange(20)),
                             Kernel(full, kernel, gamma, coef0, degree).rows(np.arange(20)))
+
+
+def test_kernel_and_qmatrix_refuse_pickling_and_copying(tmp_path):
+    """A Kernel, a QMatrix and the public ScreeningData that holds them
+    raise a TypeError on pickle.dumps, copy.copy and copy.deepcopy, for
+    dense, CSR and precomputed data.  Cython's automatic pickling read
+    their unset typed views and crashed the interpreter; the calls run in
+    a child Python so that a crash fails this test, not the session."""
+    import subprocess
+    import sys
+
+    from conftest import subprocess_env
+    code = (
+        "import copy, pickle\n"
+        "import numpy as np, scipy.sparse as sp\n"
+        "from svmscreen._kernels import Kernel\n"
+        "from svmscreen._solver import QMatrix\n"
+        "from svmscreen.screening import ScreeningData\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.standard_normal((20, 4))\n"
+        "y = np.where(np.arange(20) % 2, 1.0, -1.0)\n"
+        "objects = [Kernel(X, 'rbf', 0.5, 0.0, 3),\n"
+        "           Kernel(sp.csr_matrix(X * (X > 0)), 'rbf', 0.5, 0.0, 3),\n"
+        "           Kernel(X @ X.T, 'precomputed', 0.0, 0.0, 3),\n"
+        "           QMatrix(Kernel(X, 'linear', 0.0, 0.0, 3), y, 1.0),\n"
+        "           ScreeningData(X, y, gamma=0.5)]\n"
+        "for obj in objects:\n"
+        "    calls = [pickle.dumps, copy.deepcopy]\n"
+        "    if not isinstance(obj, ScreeningData):\n"
+        "        calls.append(copy.copy)\n"
+        "    for call in calls:\n"
+        "        try:\n"
+        "            call(obj)\n"
+        "        except TypeError as exc:\n"
+        "            assert 'cannot be pickled or copied' in str(exc), exc\n"
+        "        else:\n"
+        "            raise AssertionError(f'{call.__name__} of {type(obj).__name__}')\n"
+        "print('refused')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=subprocess_env(OMP_NUM_THREADS="1"), cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == "refused"
