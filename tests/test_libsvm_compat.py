@@ -488,6 +488,31 @@ def test_prediction_memory_follows_nonzeros_not_the_largest_index():
         np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-12, atol=1e-12)
 
 
+def test_prediction_follows_support_vectors_assigned_after_a_prediction():
+    """A model given new support vectors (``model.SV = ...``, also on a
+    copy.copy of it) after a prediction predicts with them, as a model
+    trained with them from the start: the dense SVs kept from the first
+    prediction had been reused while the width matched."""
+    import copy
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 4))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    for options in ("-q", "-q -t 0", "-q -s 1", "-q -s 3"):
+        model = ours.svm_train(y, X, options)
+        before = ours.svm_predict([], X, model, "-q")[2]
+        fresh = ours.svm_train(y, X, options)
+        fresh.SV = fresh.SV * 2.0
+        expected = ours.svm_predict([], X, fresh, "-q")[2]
+        assert not np.allclose(expected, before)
+        other = copy.copy(model)
+        other.SV = other.SV * 2.0
+        model.SV = model.SV * 2.0
+        assert ours.svm_predict([], X, model, "-q")[2] == expected
+        assert ours.svm_predict([], X, other, "-q")[2] == expected
+        model.SV = model.SV * 0.5
+        assert ours.svm_predict([], X, model, "-q")[2] == before
+
+
 def test_csr_wider_than_a_c_int_trains_as_libsvm():
     """libsvm's binding takes a CSR over 2**31 - 1 columns whose used
     indices fit its C ints (n, and so gamma, from the width); ours ended

@@ -680,14 +680,20 @@ def _with_width(X, width):
 
 
 def _sv_layout(model, width):
-    """The SVs as prediction wants them (dense when small), cached."""
+    """The SVs as prediction wants them (dense when small), cached while
+    ``model.SV`` is the same matrix with the same arrays."""
+    # keyed on the matrix, not only the width: after ``model.SV = ...`` (or
+    # a copy.copy of the model given new SVs) the old SVs' layout predicted
+    source = model.SV
+    arrays = (source, source.data, source.indices, source.indptr)
     cache = model._predict_cache
-    if cache is not None and cache[0] == width:
-        return cache[1]
-    SV = _with_width(model.SV, width)
+    if (cache is not None and len(cache) == 3 and cache[0] == width
+            and all(a is b for a, b in zip(cache[1], arrays))):
+        return cache[2]
+    SV = _with_width(source, width)
     if model.l * width * 8 <= DENSE_SV_BYTES:
         SV = np.ascontiguousarray(SV.toarray())
-    model._predict_cache = (width, SV)
+    model._predict_cache = (width, arrays, SV)
     return SV
 
 
