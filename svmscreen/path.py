@@ -349,7 +349,7 @@ class PathResult:
             coef0=params["coef0"], degree=params["degree"], C=float(self.C[index]),
             fit_intercept=params["fit_intercept"], support=support, support_vectors=sv,
             dual_coef=self._signs[support] * alpha[support],
-            intercept=float(self.intercept[index]), alpha=alpha,
+            intercept=float(self.intercept[index]), alpha=alpha.copy(),
             objective=float(self.objective[index]),
             duality_gap=float(self.duality_gap[index]), n_iter=int(self.n_iter[index]),
             status=str(self.status[index]), n_features=self._n_features)

@@ -170,6 +170,19 @@ def test_model_positions_are_checked():
         path.model(1.5)
 
 
+def test_a_model_taken_from_the_path_shares_no_array_with_it():
+    """Changing a model's alpha_ in place leaves the path, and the models
+    it builds later, as they were (the model had held the path's own
+    alpha; past the hard margin several C share one)."""
+    X, y = load_dataset("heart_scale")
+    path = train_path(X, y, n_C=5, screening=None)
+    kept = path.alphas[2].copy()
+    model = path.model(2)
+    model.alpha_ *= 0.0
+    np.testing.assert_array_equal(path.alphas[2], kept)
+    np.testing.assert_array_equal(path.model(2).alpha_, kept)
+
+
 def test_cross_validation_and_best_model():
     X, y = load_dataset("heart_scale")
     path = train_path(X, y, n_C=6, cv=3, screening=None)
