@@ -14,7 +14,7 @@ there (benchmarks/_measure.py peak_start), so a fit's peak is its own even
 where the loading had left the mark higher; elsewhere the figure is the
 growth of the mark, a lower bound, printed with ">=".
 
-    python benchmarks/bench_fit.py            # heart_scale, a9a, ijcnn1, madelon
+    python benchmarks/bench_fit.py            # heart_scale, a9a, ijcnn1, madelon, madelon_scaled
     python benchmarks/bench_fit.py --quick    # heart_scale only (CI smoke)
     python benchmarks/bench_fit.py --rows 0   # full a9a and ijcnn1 (default: 20k rows)
     python benchmarks/bench_fit.py --q-rounding float32   # svmscreen with LIBSVM's
