@@ -35,6 +35,15 @@ def int_at_least(minimum):
     return integer
 
 
+def positive_float(text):
+    """An argparse type: a finite number above 0 (a time limit of 0 or less
+    made every fit a timeout, and the table rows of "?")."""
+    value = float(text)
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    return value
+
+
 def round_order(names, k):
     """The order in which the arms run in round ``k``.
 

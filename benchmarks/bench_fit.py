@@ -47,7 +47,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _measure import bounded_geometric_means, int_at_least, peak_growth, peak_start, timed_ratio
+from _measure import (bounded_geometric_means, int_at_least, peak_growth, peak_start,
+                      positive_float, timed_ratio)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ["heart_scale", "a9a", "ijcnn1", "madelon", "madelon_scaled"]
@@ -190,7 +191,7 @@ def main():
     parser.add_argument("--kernels", nargs="+", default=KERNELS, choices=KERNELS)
     parser.add_argument("--repeat", type=int_at_least(1), default=3,
                         help="best of N runs per arm")
-    parser.add_argument("--time-limit", type=float, default=600.0,
+    parser.add_argument("--time-limit", type=positive_float, default=600.0,
                         help="seconds per fit; a slower fit is reported as a timeout")
     parser.add_argument("--q-rounding", choices=("float32",), default=None,
                         help="svmscreen's fit_binary(q_rounding=...): float32 rounds Q as "

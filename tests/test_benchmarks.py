@@ -335,6 +335,7 @@ def test_bench_path_rejects_bad_arguments(argv, capsys):
 @pytest.mark.parametrize("script, argv", [
     ("bench_libsvm_cli.py", ["--smoke", "--repeat", "0"]),    # read no model, deep inside
     ("bench_fit.py", ["--quick", "--rows", "-1"]),            # dropped the last row
+    ("bench_fit.py", ["--quick", "--time-limit", "0"]),       # every fit a timeout
     ("bench_multiclass.py", ["--quick", "--skip", "lib"]),    # ignored
     ("bench_ramp.py", ["--quick", "--gammas"]),               # means of nothing
     ("rule_strength.py", ["--quick", "--kernels", "rbf2"]),   # KeyError
