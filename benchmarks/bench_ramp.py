@@ -41,7 +41,7 @@ os.environ["OMP_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402
 
 import svmscreen  # noqa: E402
-from _measure import int_at_least  # noqa: E402
+from _measure import geometric_mean, int_at_least  # noqa: E402
 from svmscreen.path import WARM_FIRST_SHRINK, _Problem  # noqa: E402
 from svmscreen.ramp import _build, next_step_start  # noqa: E402
 from svmscreen.reduced import solve_reduced  # noqa: E402
@@ -68,9 +68,10 @@ def dataset(name, rows, seed=0):
 
 def replay(X, y, C, gamma, outlier_history, tol, truth=None):
     """CCCP's inner solves for a known outlier sequence, as ``ramp.cccp``
-    runs them (shrinking; each step warm-started by ``ramp.next_step_start``).  With ``truth`` (a replay's betas at a tight tol),
-    each step fixes the samples at a bound of its true optimum there and
-    solves over the rest: the oracle.  Returns the betas, each step's inner
+    runs them (shrinking; each step warm-started by
+    ``ramp.next_step_start``).  With ``truth`` (a replay's betas at a tight
+    tol), each step fixes the samples at a bound of its true optimum there
+    and solves over the rest: the oracle.  Returns the betas, each step's inner
     objective, the samples put back and the seconds."""
     start = CLOCK()
     X, _, signs, hi_unit, params, tol, _ = _build(X, y, "rbf", gamma, 0.0, 3, tol, 100.0,
@@ -169,10 +170,10 @@ def main():
                   + " ".join(f"{times[arm]:>12.3f}s" for arm in [*ARMS, "oracle"])
                   + f" | {ratio:>22.2f} | {oracle_ratios[-1]:>15.2f} | {frozen:>6} | {work:.2f}",
                   flush=True)
-    geo = float(np.exp(np.mean(np.log(ratios))))
-    print(f"\ngeometric mean of (shrink+screen) / shrink: {geo:.2f} (target <= 0.6)")
-    geo = float(np.exp(np.mean(np.log(oracle_ratios))))
-    print(f"geometric mean of oracle / shrink (what a perfect rule could give): {geo:.2f}")
+    print(f"\ngeometric mean of (shrink+screen) / shrink: {geometric_mean(ratios):.2f} "
+          "(target <= 0.6)")
+    print("geometric mean of oracle / shrink (what a perfect rule could give): "
+          f"{geometric_mean(oracle_ratios):.2f}")
     if failures:
         raise SystemExit("arms that disagree with the plain arm:\n  " + "\n  ".join(failures))
 
