@@ -1329,6 +1329,20 @@ def _away_from_thresholds(lower, upper, tau=1e-5):
     return (np.abs(lower - 1) > tau) & (np.abs(upper - 1) > tau)
 
 
+def assert_same_screen(other, lower, upper, zero, bound, rule):
+    """``other`` has the bounds (lower, upper) within 1e-6 of their size
+    (the rules' round-off allowances are not invariant themselves), and the
+    screened sets (zero, bound) wherever neither is within round-off of a
+    threshold."""
+    scale = 1e-6 * (1 + np.abs(lower).max() + np.abs(upper).max())
+    np.testing.assert_allclose(other.lower, lower, rtol=0, atol=scale, err_msg=rule)
+    np.testing.assert_allclose(other.upper, upper, rtol=0, atol=scale, err_msg=rule)
+    clear = (_away_from_thresholds(other.lower, other.upper)
+             & _away_from_thresholds(lower, upper))
+    np.testing.assert_array_equal(other.screened_zero[clear], zero[clear], err_msg=rule)
+    np.testing.assert_array_equal(other.screened_bound[clear], bound[clear], err_msg=rule)
+
+
 @settings(max_examples=examples(25), deadline=None)
 @given(problems, log_c, log_ratio, st.booleans(), st.integers(0, 3))
 def test_rules_are_permutation_equivariant_and_label_flip_invariant(problem, log_c_ref, log_q,
@@ -1381,23 +1395,15 @@ def test_rules_are_permutation_equivariant_and_label_flip_invariant(problem, log
             # C = 10**-0.2 in [C, 1.5]); both orders are safe (checked above),
             # so only safety is asserted for them here.
             continue
-        # the rules' round-off allowances are not invariant themselves
         scale = 1e-6 * (1 + np.abs(r.lower).max() + np.abs(r.upper).max())
         for other, index, sign in ((permuted[rule], perm, 1.0), (flipped[rule], None, -1.0)):
             if r.shat_state is not None and not np.array_equal(
                     other.shat_state.shat, r.shat_state.shat if index is None
                     else r.shat_state.shat[index]):
                 continue      # s-hat tie broken otherwise: any s is safe (checked above)
-            lower = r.lower if index is None else r.lower[index]
-            upper = r.upper if index is None else r.upper[index]
-            np.testing.assert_allclose(other.lower, lower, rtol=0, atol=scale, err_msg=rule)
-            np.testing.assert_allclose(other.upper, upper, rtol=0, atol=scale, err_msg=rule)
-            clear = (_away_from_thresholds(other.lower, other.upper)
-                     & _away_from_thresholds(lower, upper))
-            zero = r.screened_zero if index is None else r.screened_zero[index]
-            bound = r.screened_bound if index is None else r.screened_bound[index]
-            np.testing.assert_array_equal(other.screened_zero[clear], zero[clear], err_msg=rule)
-            np.testing.assert_array_equal(other.screened_bound[clear], bound[clear], err_msg=rule)
+            order = slice(None) if index is None else index
+            assert_same_screen(other, r.lower[order], r.upper[order], r.screened_zero[order],
+                               r.screened_bound[order], rule)
             if fit_intercept:
                 b_lo, b_hi = r.b_interval if sign > 0 else (-r.b_interval[1], -r.b_interval[0])
                 assert other.b_interval[0] == pytest.approx(b_lo, abs=scale), rule
@@ -1435,12 +1441,4 @@ def test_rules_are_invariant_to_scaling_the_data(problem, log_c_ref, log_q, fit_
             # 5e-6 (and s-hat changed) for problem (0, 7, 1, linear, 0, 0.3),
             # factor 3; both safe (checked above)
             continue
-        # the rules' round-off allowances, in units of the kernel's scale, are
-        # not invariant themselves
-        scale = 1e-6 * (1 + np.abs(r.lower).max() + np.abs(r.upper).max())
-        np.testing.assert_allclose(other.lower, r.lower, rtol=0, atol=scale, err_msg=rule)
-        np.testing.assert_allclose(other.upper, r.upper, rtol=0, atol=scale, err_msg=rule)
-        clear = (_away_from_thresholds(r.lower, r.upper)
-                 & _away_from_thresholds(other.lower, other.upper))
-        np.testing.assert_array_equal(other.screened_zero[clear], r.screened_zero[clear])
-        np.testing.assert_array_equal(other.screened_bound[clear], r.screened_bound[clear])
+        assert_same_screen(other, r.lower, r.upper, r.screened_zero, r.screened_bound, rule)
