@@ -9,7 +9,9 @@
 
 Every kernel value in the package comes from `kernel_from_dot`, the single
 definition of these formulas: training evaluates it on scalar dot products,
-prediction on blocks of dot products computed by BLAS.
+prediction on blocks of dot products computed by BLAS.  The LIBSVM layer's
+prediction takes RBF values from squared distances summed as svm.cpp's
+(`_rbf_by_differences`), through the same `rbf_from_distance`.
 
 Trusts its caller (``_validation``): dense arrays are float64 C-contiguous,
 CSR matrices have float64 data, int32 sorted unique indices, and the
@@ -35,6 +37,11 @@ cdef inline double int_power(double base, int times) noexcept nogil:
     return ret
 
 
+cdef inline double rbf_from_distance(double sq_distance, double gamma) noexcept nogil:
+    """exp(-gamma ||a - b||^2), a computed distance below zero read as 0."""
+    return exp(-gamma * max(sq_distance, 0.0))
+
+
 cdef double kernel_from_dot(int kernel_type, double dot, double sq_a,
                             double sq_b, double gamma, double coef0,
                             int degree) noexcept nogil:
@@ -44,8 +51,8 @@ cdef double kernel_from_dot(int kernel_type, double dot, double sq_a,
     if kernel_type == POLY:
         return int_power(gamma * dot + coef0, degree)
     if kernel_type == RBF:
-        # max(.,0): ||a||^2 + ||b||^2 - 2a'b can round below zero for a ~ b.
-        return exp(-gamma * max(sq_a + sq_b - 2.0 * dot, 0.0))
+        # ||a||^2 + ||b||^2 - 2a'b can round below zero for a ~ b
+        return rbf_from_distance(sq_a + sq_b - 2.0 * dot, gamma)
     if kernel_type == SIGMOID:
         return tanh(gamma * dot + coef0)
     return dot  # PRECOMPUTED: the "dot" is already the kernel value
@@ -383,13 +390,107 @@ def _keep_columns(M, used):
                          shape=(M.shape[0], used.size))
 
 
+def _rbf_by_differences(A, B, double gamma):
+    """K(A, B) for the RBF kernel with ||a - b||^2 summed as svm.cpp's
+    ``k_function`` does, (a_k - b_k)^2 over the features in index order.
+    ||a||^2 + ||b||^2 - 2a'b cancels for rows far from the origin: at
+    features near 1e6 it moved LIBSVM models' decision values by 1e-3.
+    A and B both CSR, or B dense and A dense or CSR of B's width (a CSR
+    row is scattered into a dense one: its zeros add nothing to the sum)."""
+    cdef Py_ssize_t n_a = A.shape[0], n_b = B.shape[0], i, j, k, p, q, p_end, q_end
+    cdef double s, diff
+    cdef bint a_sparse = sp.issparse(A)
+    cdef const double* a_row
+    cdef const double* b_col
+    cdef double* k_row
+    cdef double a_k
+    out = np.empty((n_a, n_b))
+    if n_a == 0 or n_b == 0:
+        return out
+    cdef double[:, ::1] K = out
+    cdef const double[:, ::1] da, db
+    cdef double[::1] row
+    cdef const double[::1] a_data, b_data
+    cdef const Py_ssize_t[::1] a_ind, b_ind, a_ptr, b_ptr
+    if a_sparse:
+        a_data = np.asarray(A.data, dtype=np.float64)
+        a_ind = np.asarray(A.indices, dtype=np.intp)
+        a_ptr = np.asarray(A.indptr, dtype=np.intp)
+    if not sp.issparse(B):
+        if A.shape[1] != B.shape[1]:
+            raise ValueError(f"A has {A.shape[1]} columns and B {B.shape[1]}")
+        # B transposed: the innermost loop runs over B's rows, each keeping
+        # its own sum in index order, and vectorises
+        bt = np.ascontiguousarray(np.asarray(B, dtype=np.float64).T)
+        db = bt
+        if a_sparse:
+            row = np.zeros(max(db.shape[0], 1))
+        else:
+            da = np.ascontiguousarray(A, dtype=np.float64)
+        with nogil:
+            for i in range(n_a):
+                if a_sparse:
+                    for p in range(a_ptr[i], a_ptr[i + 1]):
+                        row[a_ind[p]] = a_data[p]
+                    a_row = &row[0]
+                else:
+                    a_row = &da[i, 0] if da.shape[1] else NULL
+                k_row = &K[i, 0]
+                for j in range(n_b):
+                    k_row[j] = 0.0
+                for k in range(db.shape[0]):
+                    a_k = a_row[k]
+                    b_col = &db[k, 0]
+                    for j in range(n_b):
+                        diff = a_k - b_col[j]
+                        k_row[j] += diff * diff
+                for j in range(n_b):
+                    k_row[j] = rbf_from_distance(k_row[j], gamma)
+                if a_sparse:
+                    for p in range(a_ptr[i], a_ptr[i + 1]):
+                        row[a_ind[p]] = 0.0
+        return out
+    b_data = np.asarray(B.data, dtype=np.float64)
+    b_ind = np.asarray(B.indices, dtype=np.intp)
+    b_ptr = np.asarray(B.indptr, dtype=np.intp)
+    with nogil:
+        for i in range(n_a):
+            for j in range(n_b):
+                # svm.cpp's merge of the two rows' nonzeros
+                s = 0.0
+                p, p_end = a_ptr[i], a_ptr[i + 1]
+                q, q_end = b_ptr[j], b_ptr[j + 1]
+                while p < p_end and q < q_end:
+                    if a_ind[p] == b_ind[q]:
+                        diff = a_data[p] - b_data[q]
+                        s += diff * diff
+                        p += 1
+                        q += 1
+                    elif a_ind[p] < b_ind[q]:
+                        s += a_data[p] * a_data[p]
+                        p += 1
+                    else:
+                        s += b_data[q] * b_data[q]
+                        q += 1
+                while p < p_end:
+                    s += a_data[p] * a_data[p]
+                    p += 1
+                while q < q_end:
+                    s += b_data[q] * b_data[q]
+                    q += 1
+                K[i, j] = rbf_from_distance(s, gamma)
+    return out
+
+
 def cross_kernel(A, B, str kernel, double gamma, double coef0, int degree,
-                 Py_ssize_t max_block=1 << 22):
+                 Py_ssize_t max_block=1 << 22, bint rbf_by_differences=False):
     """Yield (start, stop, K(A[start:stop], B)) blocks of at most ~max_block
     values, so prediction on many rows never builds one huge matrix.
 
     For ``kernel="precomputed"`` A already holds K(test, train) and B is the
-    array of training indices to keep.
+    array of training indices to keep.  ``rbf_by_differences``: RBF values
+    as LIBSVM predicts them (``_rbf_by_differences``), not from BLAS dot
+    products and norms.
     """
     n_a = A.shape[0]
     n_b = B.shape[0]
@@ -398,6 +499,13 @@ def cross_kernel(A, B, str kernel, double gamma, double coef0, int degree,
         for start in range(0, n_a, step):
             stop = min(n_a, start + step)
             yield start, stop, np.ascontiguousarray(A[start:stop][:, B], dtype=np.float64)
+        return
+    if kernel == "rbf" and rbf_by_differences:
+        if sp.issparse(B) and not sp.issparse(A):
+            A = sp.csr_matrix(A)
+        for start in range(0, n_a, step):
+            stop = min(n_a, start + step)
+            yield start, stop, _rbf_by_differences(A[start:stop], B, gamma)
         return
     sq_b = squared_row_norms(B) if kernel == "rbf" else np.zeros(n_b)
     used = None

@@ -160,7 +160,7 @@ class TrainingRows:
         out = np.empty((len(rows), len(cols)))
         for start, stop, block in cross_kernel(self.values[rows], self.values[cols],
                                                self.kernel, self.gamma, self.coef0,
-                                               self.degree):
+                                               self.degree, rbf_by_differences=True):
             out[start:stop] = block
         return out
 
@@ -715,8 +715,11 @@ def kernel_blocks(model, X):
     SV = _sv_layout(model, width)
     A = compute_layout(_with_width(X, width))
     p = model.param
+    # svm.cpp predicts with k_function, whose RBF sums (x_k - sv_k)^2: from
+    # norms and dot products it cancels on data far from the origin
     yield from cross_kernel(A, SV, KERNEL_CODE_NAMES[p.kernel_type], float(p.gamma),
-                            float(p.coef0), int(p.degree), max_block=BLOCK_VALUES)
+                            float(p.coef0), int(p.degree), max_block=BLOCK_VALUES,
+                            rbf_by_differences=True)
 
 
 # C's arithmetic is silent on inf and nan (the infinite coefficients of a
