@@ -378,6 +378,114 @@ def apply_kernel_to_dots(double[:, ::1] dots, const double[::1] sq_a,
                                              sq_b[j], gamma, coef0, degree)
 
 
+# ||a||^2 + ||b||^2 - 2 a'b loses every digit where a ~ b: the norms and
+# the block's BLAS products round differently, so a training row met again
+# at prediction (a support vector's own) got exp(-gamma * round-off), not 1
+# (features near 1e8, gamma = 1: a training point's decision value -3e-4,
+# LIBSVM's -1).  Below this fraction of ||a||^2 + ||b||^2 the distance is
+# summed from a - b itself, as LIBSVM's k_function does at prediction.
+CANCELLING = 1e-7
+
+
+cdef class _Rows:
+    """Dense or CSR rows (sorted indices), read by ``row_sq_distance``."""
+    cdef bint sparse
+    cdef Py_ssize_t width
+    cdef const double[:, ::1] dense
+    cdef const double[::1] data
+    cdef const int[::1] indices
+    cdef const int[::1] indptr
+
+    def __init__(self, M):
+        self.sparse = sp.issparse(M)
+        self.width = M.shape[1]
+        if self.sparse:
+            M = sp.csr_matrix(M)
+            if not M.has_sorted_indices:
+                M = M.sorted_indices()
+            self.data = np.ascontiguousarray(M.data, dtype=np.float64)
+            self.indices = np.ascontiguousarray(M.indices, dtype=np.int32)
+            self.indptr = np.ascontiguousarray(M.indptr, dtype=np.int32)
+        else:
+            self.dense = np.ascontiguousarray(M, dtype=np.float64)
+
+    def __reduce__(self):
+        # as Kernel's: Cython's automatic pickling read the unset views
+        raise TypeError("_Rows cannot be pickled or copied")
+
+
+cdef double dense_csr_sq_distance(const double* u, Py_ssize_t width, const double[::1] data,
+                                  const int[::1] indices, Py_ssize_t p,
+                                  Py_ssize_t p_end) noexcept nogil:
+    """||u - v||^2, u dense, v the CSR entries p..p_end (ascending indices)."""
+    cdef double s = 0.0, diff
+    cdef Py_ssize_t k
+    for k in range(width):
+        diff = u[k]
+        if p < p_end and indices[p] == k:
+            diff -= data[p]
+            p += 1
+        s += diff * diff
+    while p < p_end:              # v's columns beyond u's
+        s += data[p] * data[p]
+        p += 1
+    return s
+
+
+cdef double row_sq_distance(_Rows A, Py_ssize_t i, _Rows B, Py_ssize_t j) noexcept nogil:
+    """||A_i - B_j||^2 summed from the differences."""
+    cdef double s = 0.0, diff
+    cdef Py_ssize_t k, p, p_end, q, q_end
+    if not A.sparse and not B.sparse:
+        for k in range(min(A.width, B.width)):
+            diff = A.dense[i, k] - B.dense[j, k]
+            s += diff * diff
+        return s
+    if not A.sparse:
+        return dense_csr_sq_distance(&A.dense[i, 0], A.width, B.data, B.indices,
+                                     B.indptr[j], B.indptr[j + 1])
+    if not B.sparse:
+        return dense_csr_sq_distance(&B.dense[j, 0], B.width, A.data, A.indices,
+                                     A.indptr[i], A.indptr[i + 1])
+    p, p_end = A.indptr[i], A.indptr[i + 1]
+    q, q_end = B.indptr[j], B.indptr[j + 1]
+    while p < p_end or q < q_end:
+        if q == q_end or (p < p_end and A.indices[p] < B.indices[q]):
+            diff = A.data[p]
+            p += 1
+        elif p == p_end or B.indices[q] < A.indices[p]:
+            diff = B.data[q]
+            q += 1
+        else:
+            diff = A.data[p] - B.data[q]
+            p += 1
+            q += 1
+        s += diff * diff
+    return s
+
+
+def rbf_from_dots(double[:, ::1] dots, const double[::1] sq_a, const double[::1] sq_b,
+                  A, B, double gamma):
+    """Turn a block of dot products a_i'b_j into RBF values, in place,
+    where the expanded distance cancels (``CANCELLING``) from the rows of
+    A and B themselves (dense or CSR, B's columns all kept)."""
+    cdef _Rows rows_a = _Rows(A), rows_b = _Rows(B)
+    cdef Py_ssize_t i, j
+    cdef double norms, dist
+    cdef double cancelling = CANCELLING
+    with nogil:
+        for i in range(dots.shape[0]):
+            for j in range(dots.shape[1]):
+                norms = sq_a[i] + sq_b[j]
+                if norms - 2.0 * dots[i, j] <= cancelling * norms:
+                    # K(a, b) = K(a - b, 0): the one formula, fed the distance
+                    dist = row_sq_distance(rows_a, i, rows_b, j)
+                    dots[i, j] = kernel_from_dot(RBF, 0.0, dist, 0.0, gamma, 0.0, 0)
+                else:
+                    dots[i, j] = kernel_from_dot(RBF, dots[i, j], sq_a[i], sq_b[j],
+                                                 gamma, 0.0, 0)
+
+
 def _keep_columns(M, used):
     """The CSR matrix M restricted to the columns ``used`` (sorted), which
     become columns 0, 1, ...; O(nnz)."""
@@ -508,6 +616,7 @@ def cross_kernel(A, B, str kernel, double gamma, double coef0, int degree,
             yield start, stop, _rbf_by_differences(A[start:stop], B, gamma)
         return
     sq_b = squared_row_norms(B) if kernel == "rbf" else np.zeros(n_b)
+    B_rows = B      # all of B's columns, for the distances rbf_from_dots sums
     used = None
     if sp.issparse(A) and sp.issparse(B) and B.shape[1] > 2 * B.nnz + 4096:
         # Memory O(nnz), not O(largest feature index), as ``Kernel``: the
@@ -519,7 +628,7 @@ def cross_kernel(A, B, str kernel, double gamma, double coef0, int degree,
     BT = B.T
     for start in range(0, n_a, step):
         stop = min(n_a, start + step)
-        block = A[start:stop]
+        block = rows = A[start:stop]
         sq_a = squared_row_norms(block) if kernel == "rbf" else np.zeros(stop - start)
         if used is not None:
             block = _keep_columns(block, used)
@@ -527,5 +636,8 @@ def cross_kernel(A, B, str kernel, double gamma, double coef0, int degree,
         if sp.issparse(dots):
             dots = dots.toarray()
         dots = np.ascontiguousarray(dots, dtype=np.float64)
-        apply_kernel_to_dots(dots, sq_a, sq_b, kernel, gamma, coef0, degree)
+        if kernel == "rbf":
+            rbf_from_dots(dots, sq_a, sq_b, rows, B_rows, gamma)
+        else:
+            apply_kernel_to_dots(dots, sq_a, sq_b, kernel, gamma, coef0, degree)
         yield start, stop, dots

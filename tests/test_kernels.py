@@ -235,6 +235,27 @@ def test_cross_kernel_precomputed_selects_columns():
     np.testing.assert_array_equal(got, G[:, [4, 0, 2]])
 
 
+@pytest.mark.parametrize("scale, gamma", [(1e8, 1.0), (1.0, 1e300), (1e-8, 1e20)])
+def test_cross_kernel_rbf_of_a_row_with_itself_is_one(scale, gamma):
+    """K(x, x) = 1 at prediction as in training, in every layout: the
+    expansion ||a||^2 + ||b||^2 - 2a'b cancels to round-off for a = b, which
+    gamma magnified (a training point's decision value -3e-4, LIBSVM's -1,
+    at features near 1e8 and gamma = 1), and near a = b it is summed from
+    a - b, as LIBSVM's prediction does."""
+    X = random_data(12, 5, density=0.6, seed=7) * scale
+    near = X[3] + 1e-9 * scale          # 1e-9 from row 3: K = exp(-gamma 5e-18 scale^2)
+    T = np.vstack([X[[0, 5, 11]], near])
+    expected = reference_kernel(T, X, "rbf", gamma, 0.0, 3)
+    np.testing.assert_array_equal(expected[[0, 1, 2], [0, 5, 11]], 1.0)
+    for A in (check_X(T), check_X(sp.csr_matrix(T))):
+        for B in (check_X(X), check_X(sp.csr_matrix(X))):
+            got = concat_cross(A, B, "rbf", gamma, 0.0, 3)
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-300)
+    y = np.where(np.arange(12) % 2, 1.0, -1.0)
+    model = fit_binary(X, y, C=10.0, kernel="rbf", gamma=gamma)
+    assert np.all(model.predict(X) == y)
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_decision_function_same_for_dense_and_csr(kernel):
     """A model trained on either layout predicts the same on either layout,
