@@ -199,8 +199,19 @@ def resolve_gamma(gamma, X, kernel):
             var = (np.sum((X.data - mean) ** 2) + (size - X.nnz) * mean ** 2) / size
         else:
             var = X.var()
+        if not var > 0:
+            return 1.0
         # a float, as every other gamma: np.float64 shows in the models' repr
-        return float(1.0 / (n_features * var)) if var > 0 else 1.0
+        with np.errstate(over="ignore"):
+            gamma = float(1.0 / (n_features * var))
+        if not np.isfinite(gamma):
+            # a subnormal variance (features near 1e-155): an infinite gamma
+            # made K(x, x) = exp(-inf * 0) NaN, reported as a kernel overflow
+            # whose advice (scale X down) made it worse
+            raise ValueError(f"gamma='scale' is 1 / (n_features * X.var()), and X.var() = "
+                             f"{float(var):g} is too small for it to be finite: scale X "
+                             "up or give gamma a number")
+        return gamma
     if isinstance(gamma, str):
         raise ValueError(f"gamma must be a number >= 0, 'scale' or 'auto', got {gamma!r}")
     return _positive("gamma", gamma, allow_zero=True)

@@ -323,6 +323,19 @@ def test_gamma_scale_and_auto_resolve_alike_for_dense_and_csr():
     assert fit_binary(X, y, kernel=np.str_("linear")).n_support_ > 0
 
 
+@pytest.mark.parametrize("layout", [np.asarray, sp.csr_matrix])
+def test_gamma_scale_of_a_subnormal_variance_names_gamma(layout):
+    """X.var() below 1 / 1.8e308 (features near 1e-155): 1 / (d var) is
+    infinite, and an infinite gamma made K(x, x) NaN, refused as a kernel
+    overflow with the advice to scale X down; the error names gamma."""
+    X, y = small_problem()
+    X = layout(X * 1e-155)
+    for fit in (lambda: fit_binary(X, y, gamma="scale"),
+                lambda: svmscreen.train_path(X, y, C=[1.0, 2.0], gamma="scale"),
+                lambda: svmscreen.train_ramp(X, y, gamma="scale")):
+        with pytest.raises(ValueError, match="gamma='scale'.*X.var"):
+            fit()
+
 @pytest.mark.parametrize("kernel, scale, params", [
     ("linear", 1e200, {}),
     ("rbf", 1e200, {"gamma": 0.5}),
