@@ -336,6 +336,7 @@ def test_gamma_scale_of_a_subnormal_variance_names_gamma(layout):
         with pytest.raises(ValueError, match="gamma='scale'.*X.var"):
             fit()
 
+
 @pytest.mark.parametrize("kernel, scale, params", [
     ("linear", 1e200, {}),
     ("rbf", 1e200, {"gamma": 0.5}),
