@@ -968,11 +968,18 @@ def _progress_printer(verbose, total, label):
     except ImportError:
         import sys
         of = "" if total is None else f"/{total}"
+        shown = [0]
+
+        def write(text):
+            # padded: "\r" only moves the cursor, and a shorter line (C = 1.1
+            # after C = 0.869) left the longer one's tail: "(C = 1.1)9)"
+            print(f"\r{text:<{shown[0]}}", end="", file=sys.stderr, flush=True)
+            shown[0] = max(shown[0], len(text))
 
         def show(t, C):
-            print(f"\r{label}: {t}{of} (C = {C:.3g})", end="", file=sys.stderr, flush=True)
+            write(f"{label}: {t}{of} (C = {C:.3g})")
         # at once: the first C of a large problem can take a while
-        print(f"\r{label}: 0{of}", end="", file=sys.stderr, flush=True)
+        write(f"{label}: 0{of}")
         return show, lambda: print(file=sys.stderr)
 
 

@@ -1,6 +1,7 @@
 """train_path: warm-started path against independent fits and LIBSVM, the
 epsilon grid, cross-validation, and its error table."""
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -371,6 +372,20 @@ def test_verbose_shows_the_progress_of_the_path_and_of_each_fold(capsys):
     # (without tqdm a "path: 0" line first: the first C can take a while)
     assert err.lstrip("\r").startswith(("path: 0", "path: 1")), err
     assert "path: 1" in err, err
+
+
+def test_verbose_without_tqdm_clears_a_longer_line_it_rewrites(capsys, monkeypatch):
+    # without tqdm each C rewrites one line after "\r", which only moves the
+    # cursor: C = 1.1 after C = 0.869 showed "(C = 1.1)9)"
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    X, y = load_dataset("heart_scale")
+    train_path(X, y, C=[0.869, 1.1], gamma=0.1, verbose=True)
+    err = capsys.readouterr().err
+    screen = ""
+    for text in err.rstrip("\n").split("\r"):
+        screen = text + screen[len(text):]      # what a terminal shows
+    assert screen.rstrip() == "path (gamma = 0.1): 2/2 (C = 1.1)", repr(err)
 
 
 def test_verbose_parallel_folds_report_through_joblib(capsys):
