@@ -126,3 +126,26 @@ def test_an_interrupt_while_a_command_loads_exits_130_quietly(main, stderr, tmp_
                           cwd=tmp_path, env=subprocess_env(OMP_NUM_THREADS="1"),
                           timeout=120)
     assert (done.returncode, done.stderr.strip()) == (130, stderr)
+
+
+def test_the_kernel_columns_of_a_warm_start_answer_ctrl_c(tmp_path):
+    # The path's warm start rebuilds the gradient from the kernel columns of
+    # every support vector (QMatrix.add_columns): 5 s at n = 32,561 (a9a,
+    # 10,854 columns), here 25,000 columns of ijcnn1 (about 20 s).  Its
+    # loop had no signal check, and Ctrl-C waited for it to end.
+    code = (
+        "import numpy as np\n"
+        "import svmscreen\n"
+        "from svmscreen.path import _Problem\n"
+        f"X, y = svmscreen.load_svmlight_file({os.path.join(DATA_DIR, 'ijcnn1.xz')!r})\n"
+        "problem = _Problem(X, np.where(y > 0, 1.0, -1.0), np.ones(y.size), kernel='rbf',\n"
+        "                   gamma=1.0, coef0=0.0, degree=3, cache_size=100.0,\n"
+        "                   fit_intercept=True)\n"
+        "support = np.arange(0, y.size, 2)\n"
+        "print('solving', flush=True)\n"
+        "problem.Q.add_columns(support, np.ones(support.size), np.zeros(y.size))\n")
+    returncode, err, seconds = _interrupt(["-c", code], "solving", tmp_path)
+    assert returncode != 0
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    assert "add_columns" in err, err
+    assert seconds < MAX_SECONDS_AFTER_SIGNAL
