@@ -417,6 +417,8 @@ cdef class _SMO:
     cdef bint log_events             # keep LIBSVM's progress marks (LIBSVM mode)
     cdef char* events                # the marks: '.', '*', 'W'
     cdef Py_ssize_t n_events, cap_events
+    cdef object show_marks           # solve's ``progress``, or None
+    cdef Py_ssize_t n_shown          # marks already passed to show_marks
 
     cdef double eps
     cdef double violation
@@ -469,6 +471,14 @@ cdef class _SMO:
             self.cap_events = 2 * self.cap_events + 64
         self.events[self.n_events] = mark
         self.n_events += 1
+
+    cdef int pass_marks(self) except -1:
+        """Pass the marks logged since the last call to ``show_marks``."""
+        if self.show_marks is not None and self.n_events > self.n_shown:
+            marks = (<bytes> self.events[self.n_shown:self.n_events]).decode("ascii")
+            self.n_shown = self.n_events
+            self.show_marks(marks)
+        return 0
 
     cdef bint interrupted(self, long long work) noexcept nogil:
         """Count ``work`` kernel values of a gradient (re)build; every
@@ -1250,6 +1260,7 @@ cdef class _SMO:
                 with gil:
                     if PyErr_CheckSignals() != 0:
                         return -1
+                    self.pass_marks()
                     if self.shrinking:
                         # shrinking scatters the positions as it goes
                         self.Q.follow_positions()
@@ -1606,7 +1617,7 @@ cdef bint _all_finite(const double[::1] values) noexcept:
 def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
           double tol=1e-3, bint shrinking=True, max_iter=None, screen_callback=None,
           screen_every=0, gap_screening=0, gap_tau=None, gap_roundoff=None,
-          first_shrink=None, bint nu=False, bint libsvm_rho=False):
+          first_shrink=None, bint nu=False, bint libsvm_rho=False, progress=None):
     """Solve the box QP of this module's docstring.
 
     Parameters
@@ -1667,6 +1678,11 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         variables with a box [0, 0] counted at their upper bound.  By
         default those say nothing about rho, and a one-sided interval
         gives its finite end.
+    progress : callable or None
+        LIBSVM mode: ``progress(marks)`` with the marks logged since its
+        last call (``result.progress``'s characters), at each shrinking
+        round and at the end, so that a long solve shows them as svm.cpp
+        prints them, while it runs.
 
     Returns
     -------
@@ -1737,6 +1753,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     # which assumes C-SVC's boxes [0, C_i] and the equality.
     s.libsvm_steps = Q.round_float32 and y is not None and not np.any(s.lo)
     s.log_events = s.libsvm_steps
+    s.show_marks = progress
     s.y = (np.ones(n) if y is None else np.asarray(y, dtype=np.float64))[order]
     s.G = np.empty(n) if grad0 is None else np.array(grad0, dtype=np.float64)[order]
     s.G_bar = np.zeros(n)
@@ -1791,6 +1808,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
             s.reconstruct_gradient(s.l)
             s.active_size = s.l
             s.note(c'*')
+    s.pass_marks()
 
     status = "optimal" if s.n_iter < s.max_iter else "max_iter"
     order = np.asarray(Q.perm)

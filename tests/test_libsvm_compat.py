@@ -630,6 +630,21 @@ def test_svm_train_prints_what_libsvm_prints(data_root, capfd, name, rows, optio
     assert "*" in lib
 
 
+def test_svm_train_prints_its_marks_as_the_solve_goes(data_root, monkeypatch):
+    """svm.cpp prints each '.' (every min(l, 1000) iterations) while it
+    solves; the drop-in printed them all after the solve, and a solve of
+    30 s showed nothing for 30 s.  Now a mark reaches the print function at
+    each shrinking round; the text is the same (above)."""
+    from svmscreen.libsvm import svm as ours_svm
+    printed = []
+    monkeypatch.setattr(ours_svm, "print_stdout", printed.append)
+    y, X = problem("german.numer_scale", data_root)
+    ours.svm_train(y, X, "-t 0 -c 10")
+    end = next(k for k, text in enumerate(printed) if "optimization finished" in text)
+    marks = printed[:end]
+    assert len(marks) > 2 and all(text and set(text) <= set(".*") for text in marks), printed
+
+
 def precomputed_rows(X, Y=None):
     """[serial | K(Y, X)] with the linear kernel, as LIBSVM's -t 4 input."""
     Y = X if Y is None else Y
