@@ -56,21 +56,21 @@ def atomic_output(path):
             direct = True                     # a writable file in a locked directory
         except OSError as exc:
             raise type(exc)(exc.errno, exc.strerror, name) from None
-        else:
-            if existing is not None:
-                # the replaced file's mode, not the umask's (a private file
-                # stays private), and its owner if we may set it
-                os.chmod(fd, stat.S_IMODE(existing.st_mode))
-                try:
-                    os.chown(fd, existing.st_uid, existing.st_gid)
-                except OSError:
-                    pass
     if direct:
         with open(name, "wb") as handle:
             yield handle
         return
     try:
         with open(fd, "wb") as handle:
+            if existing is not None:
+                # the replaced file's mode, not the umask's (a private file
+                # stays private), and its owner if we may set it; inside the
+                # try, so that an error or a Ctrl-C here leaves no .tmp file
+                os.chmod(fd, stat.S_IMODE(existing.st_mode))
+                try:
+                    os.chown(fd, existing.st_uid, existing.st_gid)
+                except OSError:
+                    pass
             yield handle
         os.replace(tmp, target)
     except BaseException:

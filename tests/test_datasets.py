@@ -4,6 +4,7 @@ Reference: scikit-learn's ``load_svmlight_file`` on every shipped file; the
 format rules of anchors.md §1.5 for the edge cases.
 """
 import bz2
+import errno
 import gzip
 import io
 import lzma
@@ -726,6 +727,27 @@ def test_atomic_output_keeps_mode_and_hard_links(tmp_path):
     with atomic_output(linked) as handle:
         handle.write(b"new")
     assert link.read_bytes() == b"new" and os.stat(linked).st_ino == os.stat(link).st_ino
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_atomic_output_leaves_no_temporary_file_when_keeping_the_mode_fails(tmp_path,
+                                                                             monkeypatch):
+    """The replaced file's mode was copied to the temporary file before the
+    block that removes it on error: a failing chmod (or a Ctrl-C there)
+    left a .tmp file beside the output, and its descriptor open."""
+    from svmscreen import _files
+    out = tmp_path / "model"
+    out.write_bytes(b"old")
+
+    def refuse(*args):
+        raise PermissionError(errno.EPERM, "refused")
+
+    monkeypatch.setattr(_files.os, "chmod", refuse)
+    with pytest.raises(PermissionError):
+        with _files.atomic_output(out) as handle:
+            handle.write(b"new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    assert out.read_bytes() == b"old"
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".lzma"])
