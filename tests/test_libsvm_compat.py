@@ -569,6 +569,27 @@ def test_csr_wider_than_a_c_int_trains_as_libsvm():
         ours.svm_train(y, X, "-q")
 
 
+
+def test_complex_x_and_y_are_refused_sparse_too():
+    """A complex ndarray x was refused, a complex scipy matrix (or y) was
+    trained on its real parts, with numpy's ComplexWarning only (as
+    libsvm's binding); the caller's matrix is left as it was."""
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.normal(size=(8, 3)) * (1 + 1j))
+    y = np.array([1.0, -1.0] * 4)
+    data = X.data.copy()
+    for fmt in ("csr", "coo", "csc"):
+        with pytest.raises(TypeError, match="x must hold real numbers, got dtype complex128"):
+            ours.svm_train(y, X.asformat(fmt), "-q")
+    with pytest.raises(TypeError, match="x must hold real numbers"):
+        ours.svm_problem(y, sp.csr_array(X))
+    m = ours.svm_train(y, sp.csr_matrix(X.real), "-q")
+    with pytest.raises(TypeError, match="x must hold real numbers"):
+        ours.svm_predict(y, X, m, "-q")
+    with pytest.raises(TypeError, match="y must hold real numbers, got dtype complex128"):
+        ours.svm_train(y + 1j, sp.csr_matrix(X.real), "-q")
+    np.testing.assert_array_equal(X.data, data)
+
 @pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")
 def test_epsilon_svr_and_one_class_probability_and_cross_validation(data_root, capsys):
     """-b 1: epsilon-SVR's Laplace sigma from the same 5 folds, one-class's

@@ -327,6 +327,10 @@ def as_index_csr(x, isKernel=False, name="x"):
     (float64, int32 sorted indices, a copy) in index space, n the largest
     feature index as libsvm's binding counts it.  Values must be finite."""
     if sp.issparse(x):
+        # as an ndarray's: a float64 cast drops the imaginary parts with
+        # only numpy's ComplexWarning
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
         X = sp.csr_matrix(x, dtype=np.float64, copy=True)
         X.sum_duplicates()          # also sorts the indices (of our copy)
         n = X.shape[1]              # as libsvm's csr_to_problem
@@ -372,6 +376,8 @@ def as_labels(y, name="y"):
     """y as a float64 array (a list, tuple or ndarray, as libsvm accepts)."""
     if not isinstance(y, (list, tuple, np.ndarray)):
         raise TypeError(f"type of {name}: {type(y)} is not supported!")
+    if isinstance(y, np.ndarray) and y.dtype.kind == "c":
+        raise TypeError(f"{name} must hold real numbers, got dtype {y.dtype}")
     arr = np.array(y, dtype=np.float64).ravel() if len(y) else np.zeros(0)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinity")

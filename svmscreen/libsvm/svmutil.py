@@ -32,6 +32,9 @@ Differences from libsvm's binding, all deliberate:
   (not stored) predicts as its dense copy, where libsvm's binding reads the
   stored entries by position and shifts the row's kernel values (decision
   values off by up to 4 on a random kernel);
+* complex x (an ndarray or a scipy sparse matrix) or y is refused with a
+  TypeError naming it; libsvm trains on the real parts, with numpy's
+  ComplexWarning only;
 * a negative or NaN class weight (``-wi``) is refused with a ValueError
   naming the class; libsvm trains on it (``-w1 -1`` gives nSV = 0 and
   rho = inf);
