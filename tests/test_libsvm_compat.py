@@ -590,6 +590,21 @@ def test_complex_x_and_y_are_refused_sparse_too():
         ours.svm_train(y + 1j, sp.csr_matrix(X.real), "-q")
     np.testing.assert_array_equal(X.data, data)
 
+
+def test_one_dimensional_sparse_array_x_is_refused_naming_it():
+    """scipy's 1-D sparse arrays (coo_array, dok_array of a vector) ended
+    in 'IndexError: tuple index out of range' (no column count)."""
+    X = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0], [3.0, 0.0, 1.0], [0.0, 2.0, 1.0]])
+    y = [1, -1, 1, -1]
+    m = ours.svm_train(y, X, "-q")
+    for row in (sp.coo_array(X[0]), sp.dok_array(X[0])):
+        with pytest.raises(ValueError, match=r"x must be 2-D .* got shape \(3,\)"):
+            ours.svm_predict([1], row, m, "-q")
+        with pytest.raises(ValueError, match=r"x must be 2-D"):
+            ours.svm_train([1, -1, 1], row, "-q")
+    assert ours.svm_predict([1], sp.coo_array(X[:1]), m, "-q")[0] == ours.svm_predict(
+        [1], X[:1], m, "-q")[0]
+
 @pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")
 def test_epsilon_svr_and_one_class_probability_and_cross_validation(data_root, capsys):
     """-b 1: epsilon-SVR's Laplace sigma from the same 5 folds, one-class's

@@ -331,6 +331,11 @@ def as_index_csr(x, isKernel=False, name="x"):
         # only numpy's ComplexWarning
         if x.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
+        if x.ndim != 2:
+            # a 1-D sparse array (scipy's coo_array, dok_array) has no
+            # column count
+            raise ValueError(f"{name} must be 2-D when given as a sparse array, got shape "
+                             f"{x.shape}")
         X = sp.csr_matrix(x, dtype=np.float64, copy=True)
         X.sum_duplicates()          # also sorts the indices (of our copy)
         n = X.shape[1]              # as libsvm's csr_to_problem
