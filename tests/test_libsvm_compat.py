@@ -591,6 +591,19 @@ def test_complex_x_and_y_are_refused_sparse_too():
     np.testing.assert_array_equal(X.data, data)
 
 
+
+def test_csr_scaling_refuses_complex_x():
+    """csr_find_scale_param of a complex CSR matrix returned complex
+    parameters, which csr_scale cast to float64 (imaginary parts dropped,
+    a ComplexWarning only) and applied to a complex matrix: values outside
+    [lower, upper], with nonzero imaginary parts."""
+    X = sp.csr_matrix(np.array([[1 + 2j, 0], [3, 1j]]))
+    for function, args in ((ours.csr_find_scale_param, ()),
+                           (ours.csr_scale, ({"coef": np.ones(2), "offset": np.zeros(2)},))):
+        for x in (X, sp.csr_array(X)):
+            with pytest.raises(TypeError, match="x must hold real numbers, got dtype complex128"):
+                function(x, *args)
+
 def test_one_dimensional_sparse_array_x_is_refused_naming_it():
     """scipy's 1-D sparse arrays (coo_array, dok_array of a vector) ended
     in 'IndexError: tuple index out of range' (no column count)."""

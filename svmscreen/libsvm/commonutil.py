@@ -131,12 +131,21 @@ def evaluations(ty, pv, useScipy=True):
     return float(ACC), float(MSE), float(SCC)
 
 
+def _check_csr(x):
+    """Refuse x unless it is a real CSR matrix: a complex one was scaled to
+    complex values, by parameters whose imaginary parts csr_scale dropped
+    with numpy's ComplexWarning only."""
+    if not isinstance(x, (sp.csr_matrix, sp.csr_array)):
+        raise TypeError("x must be a scipy csr_matrix")
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"x must hold real numbers, got dtype {x.dtype}")
+
+
 def csr_find_scale_param(x, lower=-1, upper=1):
     """Per-feature scaling of a CSR matrix to [lower, upper] (as svm-scale,
     implicit zeros included): ``{'coef': ..., 'offset': ...}`` with
     scaled = x * diag(coef) + offset."""
-    if not isinstance(x, (sp.csr_matrix, sp.csr_array)):
-        raise TypeError("x must be a scipy csr_matrix")
+    _check_csr(x)
     if not lower < upper:
         raise ValueError(f"lower ({lower}) must be < upper ({upper})")
     l, n = x.shape
@@ -158,8 +167,7 @@ def csr_scale(x, scale_param):
     """Apply ``csr_find_scale_param``'s result to a CSR matrix (a new one).
     Parameters of another width are padded with zeros or cut, with a
     warning (libsvm's version fails there)."""
-    if not isinstance(x, (sp.csr_matrix, sp.csr_array)):
-        raise TypeError("x must be a scipy csr_matrix")
+    _check_csr(x)
     coef = np.asarray(scale_param["coef"], dtype=np.float64)
     offset = np.asarray(scale_param["offset"], dtype=np.float64)
     if coef.shape != offset.shape:
