@@ -81,15 +81,27 @@ def check_X(X, name="X", precomputed=False):
     return arr
 
 
+def check_csr_structure(X, name):
+    """Refuse a CSR matrix whose index arrays point outside it.  scipy's
+    constructors check their lengths only, and an indptr that decreases
+    (or runs past the stored entries) made scipy's ``sort_indices`` and the
+    kernels read out of bounds: a segfault, not an error."""
+    indptr, indices = X.indptr, X.indices
+    if indptr[0] != 0 or indptr[-1] > indices.size or np.any(np.diff(indptr) < 0):
+        raise ValueError(f"{name}: malformed CSR matrix: indptr must start at 0, never "
+                         "decrease and end within the stored entries")
+    if indices.size and (indices.min() < 0 or indices.max() >= X.shape[1]):
+        raise ValueError(f"{name}: CSR column index out of range")
+
+
 def canonical_csr(X, name):
     """X with the column indices of every row sorted and unique, as the
     kernels' merge-joins need: X itself if they are, else a canonical copy
     (duplicates summed, which is what the matrix means to scipy, e.g. a
     column selection ``X[:, order]`` that leaves rows unsorted); the
     caller's matrix is never sorted in place."""
+    check_csr_structure(X, name)
     indptr, indices = X.indptr, X.indices
-    if indices.size and (indices.min() < 0 or indices.max() >= X.shape[1]):
-        raise ValueError(f"{name}: CSR column index out of range")
     step = np.diff(indices.astype(np.int64))
     row_starts = indptr[1:-1]
     inside_row = np.ones(step.shape, dtype=bool)

@@ -604,6 +604,23 @@ def test_csr_scaling_refuses_complex_x():
             with pytest.raises(TypeError, match="x must hold real numbers, got dtype complex128"):
                 function(x, *args)
 
+
+def test_csr_with_a_decreasing_indptr_is_refused_naming_x():
+    """scipy's constructors check the index arrays' lengths only: a
+    decreasing indptr ended in scipy's C++ 'RuntimeError:
+    vector::_M_default_append' (libsvm's binding reads overlapping rows)."""
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 1.0], [2.0, 1.0, 0.0],
+                                [0.0, 1.0, 3.0]]))
+    y = [1, -1, 1, -1]
+    m = ours.svm_train(y, X, "-q")
+    indptr = X.indptr.copy()
+    indptr[1], indptr[2] = indptr[2], indptr[1]
+    X.indptr = indptr
+    with pytest.raises(ValueError, match="x: malformed CSR matrix"):
+        ours.svm_train(y, X, "-q")
+    with pytest.raises(ValueError, match="x: malformed CSR matrix"):
+        ours.svm_predict(y, X, m, "-q")
+
 def test_one_dimensional_sparse_array_x_is_refused_naming_it():
     """scipy's 1-D sparse arrays (coo_array, dok_array of a vector) ended
     in 'IndexError: tuple index out of range' (no column count)."""

@@ -263,6 +263,51 @@ def test_csr_out_of_order_is_read_as_scipy_reads_it(X):
     np.testing.assert_array_equal(X.indices, indices)
 
 
+
+def _malformed_indptr(X, how):
+    """X (CSR) with an indptr scipy's constructors let through (they check
+    lengths only): two pointers swapped, or one past the stored entries."""
+    indptr = X.indptr.copy()
+    if how == "decreasing":
+        indptr[2], indptr[3] = indptr[3], indptr[2]
+    else:
+        indptr[1] = 10 ** 7
+    X = X.copy()
+    X.indptr = indptr
+    return X
+
+
+def test_csr_with_a_malformed_indptr_is_refused():
+    """A decreasing indptr trained a model on overlapping rows (fit_binary,
+    train_path) or ended in scipy's C++ 'RuntimeError:
+    vector::_M_default_append' (predict, SVC, ScreeningData); one past the
+    stored entries was a segfault in scipy's sort_indices (run in a child
+    process here).  Now a ValueError naming X."""
+    from svmscreen.estimators import SVC
+    from svmscreen.screening import ScreeningData
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 1.0], [2.0, 1.0, 0.0],
+                                [0.0, 1.0, 3.0], [1.0, 2.0, 1.0], [3.0, 0.0, 1.0]]))
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    bad = _malformed_indptr(X, "decreasing")
+    model = fit_binary(X, y)
+    for call in (lambda: fit_binary(bad, y), lambda: svmscreen.train_path(bad, y, n_C=2),
+                 lambda: svmscreen.train_ramp(bad, y), lambda: model.predict(bad),
+                 lambda: SVC().fit(bad, y), lambda: SVC().fit(X, y).predict(bad),
+                 lambda: ScreeningData(bad, y)):
+        with pytest.raises(ValueError, match="X: malformed CSR matrix"):
+            call()
+    code = ("import numpy as np, scipy.sparse as sp; import svmscreen\n"
+            "X = sp.csr_matrix(np.eye(6)); ip = X.indptr.copy(); ip[1] = 10 ** 7\n"
+            "X.indptr = ip\n"
+            "try:\n"
+            "    svmscreen.fit_binary(X, [1, -1] * 3)\n"
+            "except ValueError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=subprocess_env())
+    assert out.returncode == 0, out.stderr
+    assert "X: malformed CSR matrix" in out.stdout
+
 # ----------------------------------------------------------- precomputed
 def rbf_gram(A, B, gamma):
     diff = A[:, None, :] - B[None, :, :]

@@ -19,7 +19,7 @@ from enum import IntEnum
 import numpy as np
 import scipy.sparse as sp
 
-from svmscreen._validation import INT_MAX, fits_c_int
+from svmscreen._validation import INT_MAX, check_csr_structure, fits_c_int
 
 __all__ = ["svm_problem", "svm_parameter", "svm_model", "svm_forms", "kernel_names",
            "print_null", "toPyModel", "C_SVC", "NU_SVC", "ONE_CLASS", "EPSILON_SVR",
@@ -337,6 +337,7 @@ def as_index_csr(x, isKernel=False, name="x"):
             raise ValueError(f"{name} must be 2-D when given as a sparse array, got shape "
                              f"{x.shape}")
         X = sp.csr_matrix(x, dtype=np.float64, copy=True)
+        check_csr_structure(X, name)
         X.sum_duplicates()          # also sorts the indices (of our copy)
         n = X.shape[1]              # as libsvm's csr_to_problem
         if n > INT_MAX:
