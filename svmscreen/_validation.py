@@ -53,6 +53,7 @@ def check_X(X, name="X", precomputed=False):
             raise TypeError(f"{name}: a precomputed kernel must be a dense array")
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+        check_csr_structure(X, name)
         X = sp.csr_matrix(X)   # a new object; the data may still be shared
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
@@ -82,16 +83,25 @@ def check_X(X, name="X", precomputed=False):
 
 
 def check_csr_structure(X, name):
-    """Refuse a CSR matrix whose index arrays point outside it.  scipy's
-    constructors check their lengths only, and an indptr that decreases
-    (or runs past the stored entries) made scipy's ``sort_indices`` and the
-    kernels read out of bounds: a segfault, not an error."""
+    """Refuse a CSR or CSC matrix whose index arrays point outside it
+    (other formats pass).  scipy's constructors check their lengths only,
+    and an indptr that decreases (or runs past the stored entries) made
+    scipy's ``sort_indices``, its CSC to CSR conversion and the kernels
+    read out of bounds: a segfault, not an error."""
+    if X.format not in ("csr", "csc"):
+        return
+    fmt = X.format.upper()
     indptr, indices = X.indptr, X.indices
-    if indptr[0] != 0 or indptr[-1] > indices.size or np.any(np.diff(indptr) < 0):
-        raise ValueError(f"{name}: malformed CSR matrix: indptr must start at 0, never "
+    if (indptr.size == 0 or indptr[0] != 0 or indptr[-1] > indices.size
+            or np.any(np.diff(indptr) < 0)):
+        raise ValueError(f"{name}: malformed {fmt} matrix: indptr must start at 0, never "
                          "decrease and end within the stored entries")
-    if indices.size and (indices.min() < 0 or indices.max() >= X.shape[1]):
-        raise ValueError(f"{name}: CSR column index out of range")
+    # entries past indptr[-1] are not the matrix's (scipy prunes them)
+    used = indices[:indptr[-1]]
+    n_minor = X.shape[1] if fmt == "CSR" else X.shape[0]
+    if used.size and (used.min() < 0 or used.max() >= n_minor):
+        raise ValueError(f"{name}: {fmt} {'column' if fmt == 'CSR' else 'row'} index out of "
+                         "range")
 
 
 def canonical_csr(X, name):
@@ -99,8 +109,8 @@ def canonical_csr(X, name):
     kernels' merge-joins need: X itself if they are, else a canonical copy
     (duplicates summed, which is what the matrix means to scipy, e.g. a
     column selection ``X[:, order]`` that leaves rows unsorted); the
-    caller's matrix is never sorted in place."""
-    check_csr_structure(X, name)
+    caller's matrix is never sorted in place (X: as ``check_csr_structure``
+    passes it)."""
     indptr, indices = X.indptr, X.indices
     step = np.diff(indices.astype(np.int64))
     row_starts = indptr[1:-1]

@@ -32,9 +32,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmscreen._kernels import cross_kernel
 from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_box_overflow,
-                                   check_flag, check_n_jobs, check_parameters,
-                                   check_precomputed, check_sample_weight, check_X, is_balanced,
-                                   resolve_gamma, warn_if_not_converged)
+                                   check_csr_structure, check_flag, check_n_jobs,
+                                   check_parameters, check_precomputed, check_sample_weight,
+                                   check_X, is_balanced, resolve_gamma,
+                                   warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     multiclass_probability, sigmoid_predict, sigmoid_train)
 from svmscreen.model import check_decisions_finite, solve_dual
@@ -61,6 +62,9 @@ def _check_X_y(estimator, X, y, kernel):
     """scikit-learn's validation (n_features_in_, feature names), then X as
     svmscreen's functions take it (CSR with int32 indices, or a square
     kernel matrix), the classes and each sample's class index."""
+    if sp.issparse(X):
+        # before scipy's conversions in validate_data, which segfault on it
+        check_csr_structure(X, "X")
     X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C")
     if kernel == "precomputed" and X.shape[0] != X.shape[1]:
         raise ValueError(f"X should be a square kernel matrix, got shape {X.shape}")
@@ -126,6 +130,8 @@ def _check_random_state(random_state):
 
 def _check_X(estimator, X):
     check_is_fitted(estimator)
+    if sp.issparse(X):
+        check_csr_structure(X, "X")
     return validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C",
                          reset=False)
 

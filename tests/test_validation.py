@@ -308,6 +308,29 @@ def test_csr_with_a_malformed_indptr_is_refused():
     assert out.returncode == 0, out.stderr
     assert "X: malformed CSR matrix" in out.stdout
 
+
+@pytest.mark.parametrize("entry", ["fit_binary", "SVC"])
+@pytest.mark.parametrize("flaw, message", [("indptr", "X: malformed CSC matrix"),
+                                           ("index", "X: CSC row index out of range")])
+def test_csc_with_malformed_index_arrays_is_refused(entry, flaw, message):
+    """A CSC matrix whose indptr runs past its entries, or a row index past
+    its rows: scipy's CSC to CSR conversion (check_X's, or scikit-learn's
+    validate_data in the estimators) segfaulted; run in a child process."""
+    code = ("import numpy as np, scipy.sparse as sp, svmscreen\n"
+            "from svmscreen.estimators import SVC\n"
+            "X = sp.csc_matrix(np.eye(6) + 1)\n"
+            + ("ip = X.indptr.copy(); ip[2] = 10 ** 7; X.indptr = ip\n" if flaw == "indptr"
+               else "ix = X.indices.copy(); ix[4] = 50; X.indices = ix\n")
+            + "try:\n"
+            + ("    svmscreen.fit_binary(X, [1, -1] * 3)\n" if entry == "fit_binary"
+               else "    SVC().fit(X, [1, -1] * 3)\n")
+            + "except ValueError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=subprocess_env())
+    assert out.returncode == 0, out.stderr
+    assert message in out.stdout
+
 # ----------------------------------------------------------- precomputed
 def rbf_gram(A, B, gamma):
     diff = A[:, None, :] - B[None, :, :]

@@ -336,8 +336,8 @@ def as_index_csr(x, isKernel=False, name="x"):
             # column count
             raise ValueError(f"{name} must be 2-D when given as a sparse array, got shape "
                              f"{x.shape}")
+        check_csr_structure(x, name)
         X = sp.csr_matrix(x, dtype=np.float64, copy=True)
-        check_csr_structure(X, name)
         X.sum_duplicates()          # also sorts the indices (of our copy)
         n = X.shape[1]              # as libsvm's csr_to_problem
         if n > INT_MAX:
