@@ -621,7 +621,6 @@ def test_dump_many_rows_crosses_write_blocks(monkeypatch):
     np.testing.assert_array_equal(y2, y)
 
 
-
 @st.composite
 def sparse_problems(draw):
     n_rows = draw(st.integers(0, 8))

@@ -410,7 +410,6 @@ def test_svc_path_cv_bad_parameters_name_the_argument(n_classes, params, match):
         SVCPathCV(**params).fit(X[keep], y[keep])
 
 
-
 @pytest.mark.parametrize("Estimator", [SVC, SVCPathCV])
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_negative_sample_weight_is_an_error(Estimator, n_classes):

@@ -569,7 +569,6 @@ def test_csr_wider_than_a_c_int_trains_as_libsvm():
         ours.svm_train(y, X, "-q")
 
 
-
 def test_complex_x_and_y_are_refused_sparse_too():
     """A complex ndarray x was refused, a complex scipy matrix (or y) was
     trained on its real parts, with numpy's ComplexWarning only (as
@@ -589,7 +588,6 @@ def test_complex_x_and_y_are_refused_sparse_too():
     with pytest.raises(TypeError, match="y must hold real numbers, got dtype complex128"):
         ours.svm_train(y + 1j, sp.csr_matrix(X.real), "-q")
     np.testing.assert_array_equal(X.data, data)
-
 
 
 def test_csr_scaling_refuses_complex_x():
@@ -621,6 +619,7 @@ def test_csr_with_a_decreasing_indptr_is_refused_naming_x():
     with pytest.raises(ValueError, match="x: malformed CSR matrix"):
         ours.svm_predict(y, X, m, "-q")
 
+
 def test_one_dimensional_sparse_array_x_is_refused_naming_it():
     """scipy's 1-D sparse arrays (coo_array, dok_array of a vector) ended
     in 'IndexError: tuple index out of range' (no column count)."""
@@ -634,6 +633,7 @@ def test_one_dimensional_sparse_array_x_is_refused_naming_it():
             ours.svm_train([1, -1, 1], row, "-q")
     assert ours.svm_predict([1], sp.coo_array(X[:1]), m, "-q")[0] == ours.svm_predict(
         [1], X[:1], m, "-q")[0]
+
 
 @pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")
 def test_epsilon_svr_and_one_class_probability_and_cross_validation(data_root, capsys):

@@ -868,7 +868,6 @@ def test_command_line_path_with_more_classes(tmp_path, capsys):
     assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 4
 
 
-
 def _printed(out, key):
     """The value after ``key`` on its line of ``svmscreen fit``'s output."""
     line = next(line for line in out.splitlines() if line.startswith(key))

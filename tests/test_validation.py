@@ -263,7 +263,6 @@ def test_csr_out_of_order_is_read_as_scipy_reads_it(X):
     np.testing.assert_array_equal(X.indices, indices)
 
 
-
 def _malformed_indptr(X, how):
     """X (CSR) with an indptr scipy's constructors let through (they check
     lengths only): two pointers swapped, or one past the stored entries."""
