@@ -276,7 +276,7 @@ def _malformed_indptr(X, how):
     return X
 
 
-def test_csr_with_a_malformed_indptr_is_refused():
+def test_csr_with_a_malformed_indptr_is_refused(tmp_path):
     """A decreasing indptr trained a model on overlapping rows (fit_binary,
     train_path) or ended in scipy's C++ 'RuntimeError:
     vector::_M_default_append' (predict, SVC, ScreeningData); one past the
@@ -302,8 +302,10 @@ def test_csr_with_a_malformed_indptr_is_refused():
             "    svmscreen.fit_binary(X, [1, -1] * 3)\n"
             "except ValueError as exc:\n"
             "    print(exc)\n")
+    # away from the source tree, whose svmscreen/ has no compiled modules
+    # in a clean clone (CI)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env=subprocess_env())
+                         timeout=120, cwd=tmp_path, env=subprocess_env())
     assert out.returncode == 0, out.stderr
     assert "X: malformed CSR matrix" in out.stdout
 
@@ -311,7 +313,7 @@ def test_csr_with_a_malformed_indptr_is_refused():
 @pytest.mark.parametrize("entry", ["fit_binary", "SVC"])
 @pytest.mark.parametrize("flaw, message", [("indptr", "X: malformed CSC matrix"),
                                            ("index", "X: CSC row index out of range")])
-def test_csc_with_malformed_index_arrays_is_refused(entry, flaw, message):
+def test_csc_with_malformed_index_arrays_is_refused(entry, flaw, message, tmp_path):
     """A CSC matrix whose indptr runs past its entries, or a row index past
     its rows: scipy's CSC to CSR conversion (check_X's, or scikit-learn's
     validate_data in the estimators) segfaulted; run in a child process."""
@@ -326,7 +328,7 @@ def test_csc_with_malformed_index_arrays_is_refused(entry, flaw, message):
             + "except ValueError as exc:\n"
             "    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env=subprocess_env())
+                         timeout=120, cwd=tmp_path, env=subprocess_env())
     assert out.returncode == 0, out.stderr
     assert message in out.stdout
 
