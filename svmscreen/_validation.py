@@ -36,11 +36,17 @@ def _as_array(value, name):
         raise TypeError(f"{name} cannot be converted to an array: {exc}") from None
 
 
+def check_real_dtype(dtype, name):
+    """Refuse a dtype other than bool, integer or float: a float64 cast
+    drops complex parts with only numpy's ComplexWarning."""
+    if dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {dtype}")
+
+
 def as_real_array(value, name):
     """``np.asarray(value)``, refused unless it holds real numbers."""
     arr = _as_array(value, name)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    check_real_dtype(arr.dtype, name)
     return arr
 
 
@@ -55,8 +61,7 @@ def check_X(X, name="X", precomputed=False):
             raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
         check_csr_structure(X, name)
         X = sp.csr_matrix(X)   # a new object; the data may still be shared
-        if X.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        check_real_dtype(X.dtype, name)
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"{name} is empty: shape {X.shape}")
         if X.shape[1] > INT_MAX or X.nnz > INT_MAX:

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from . import _svmlight
 from ._files import atomic_output
-from ._validation import check_flag
+from ._validation import check_flag, check_real_dtype
 
 __all__ = ["load_svmlight_file", "dump_svmlight_file", "load_dataset"]
 
@@ -220,9 +220,7 @@ def _format_label(value):
 def _check_dump_inputs(X, y, precomputed):
     """Validated copies: CSR float64 (int64 indices, sorted, summed) and y."""
     for value, name in ((X, "X"), (y, "y")):
-        dtype = value.dtype if sp.issparse(value) else np.asarray(value).dtype
-        if dtype.kind not in "biuf":      # complex parts would be dropped silently
-            raise TypeError(f"{name} must hold real numbers, got dtype {dtype}")
+        check_real_dtype(value.dtype if sp.issparse(value) else np.asarray(value).dtype, name)
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
         X.sum_duplicates()

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
+from svmscreen._validation import check_real_dtype
 from svmscreen.datasets import load_svmlight_file
 
 __all__ = ["svm_read_problem", "evaluations", "evaluations_scipy", "csr_find_scale_param",
@@ -137,8 +138,7 @@ def _check_csr(x):
     with numpy's ComplexWarning only."""
     if not isinstance(x, (sp.csr_matrix, sp.csr_array)):
         raise TypeError("x must be a scipy csr_matrix")
-    if x.dtype.kind not in "biuf":
-        raise TypeError(f"x must hold real numbers, got dtype {x.dtype}")
+    check_real_dtype(x.dtype, "x")
 
 
 def csr_find_scale_param(x, lower=-1, upper=1):

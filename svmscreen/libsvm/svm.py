@@ -19,7 +19,7 @@ from enum import IntEnum
 import numpy as np
 import scipy.sparse as sp
 
-from svmscreen._validation import INT_MAX, check_csr_structure, fits_c_int
+from svmscreen._validation import INT_MAX, check_csr_structure, check_real_dtype, fits_c_int
 
 __all__ = ["svm_problem", "svm_parameter", "svm_model", "svm_forms", "kernel_names",
            "print_null", "toPyModel", "C_SVC", "NU_SVC", "ONE_CLASS", "EPSILON_SVR",
@@ -327,10 +327,7 @@ def as_index_csr(x, isKernel=False, name="x"):
     (float64, int32 sorted indices, a copy) in index space, n the largest
     feature index as libsvm's binding counts it.  Values must be finite."""
     if sp.issparse(x):
-        # as an ndarray's: a float64 cast drops the imaginary parts with
-        # only numpy's ComplexWarning
-        if x.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
+        check_real_dtype(x.dtype, name)
         if x.ndim != 2:
             # a 1-D sparse array (scipy's coo_array, dok_array) has no
             # column count
@@ -351,8 +348,7 @@ def as_index_csr(x, isKernel=False, name="x"):
     elif isinstance(x, np.ndarray):
         if x.ndim != 2:
             raise ValueError(f"{name} must be 2-D when given as an ndarray, got shape {x.shape}")
-        if x.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
+        check_real_dtype(x.dtype, name)
         dense = np.ascontiguousarray(x, dtype=np.float64)
         rows, cols = dense.shape
         if isKernel:
