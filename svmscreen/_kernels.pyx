@@ -390,17 +390,20 @@ CANCELLING = 1e-7
 
 
 cdef class _Rows:
-    """Dense or CSR rows (sorted indices), read by ``row_sq_distance``."""
+    """Dense or CSR rows (sorted indices), read by ``row_sq_distance``;
+    with ``transposed``, dense rows also as columns (``_rbf_by_differences``).
+    Made once per matrix: the rows of B serve every block of A."""
     cdef bint sparse
-    cdef Py_ssize_t width
+    cdef Py_ssize_t n, width
     cdef const double[:, ::1] dense
+    cdef const double[:, ::1] dense_t
     cdef const double[::1] data
     cdef const Py_ssize_t[::1] indices
     cdef const Py_ssize_t[::1] indptr
 
-    def __init__(self, M):
+    def __init__(self, M, bint transposed=False):
         self.sparse = sp.issparse(M)
-        self.width = M.shape[1]
+        self.n, self.width = M.shape
         if self.sparse:
             M = sp.csr_matrix(M)
             if not M.has_sorted_indices:
@@ -410,6 +413,8 @@ cdef class _Rows:
             self.indptr = np.ascontiguousarray(M.indptr, dtype=np.intp)
         else:
             self.dense = np.ascontiguousarray(M, dtype=np.float64)
+            if transposed:
+                self.dense_t = np.ascontiguousarray(np.asarray(self.dense).T)
 
     def __reduce__(self):
         # as Kernel's: Cython's automatic pickling read the unset views
@@ -480,11 +485,11 @@ cdef double row_sq_distance(_Rows A, Py_ssize_t i, _Rows B, Py_ssize_t j) noexce
 
 
 def rbf_from_dots(double[:, ::1] dots, const double[::1] sq_a, const double[::1] sq_b,
-                  A, B, double gamma):
+                  A, _Rows rows_b, double gamma):
     """Turn a block of dot products a_i'b_j into RBF values, in place,
     where the expanded distance cancels (``CANCELLING``) from the rows of
-    A and B themselves (dense or CSR, B's columns all kept)."""
-    cdef _Rows rows_a = _Rows(A), rows_b = _Rows(B)
+    A and B themselves (dense or CSR; ``rows_b``: all of B's columns)."""
+    cdef _Rows rows_a = _Rows(A)
     cdef Py_ssize_t i, j
     cdef double norms
     cdef double cancelling = CANCELLING
@@ -512,14 +517,15 @@ def _keep_columns(M, used):
                          shape=(M.shape[0], used.size))
 
 
-def _rbf_by_differences(A, B, double gamma):
+def _rbf_by_differences(A, _Rows rows_b, double gamma):
     """K(A, B) for the RBF kernel with every ||a - b||^2 summed from the
     differences in feature order, as svm.cpp's ``k_function`` does at
     prediction.  ||a||^2 + ||b||^2 - 2a'b cancels for rows far from the
     origin: at features near 1e6 it moved LIBSVM models' decision values by
-    1e-3.  A dense or CSR; B dense (of A's width) or CSR."""
-    cdef Py_ssize_t n_a = A.shape[0], n_b = B.shape[0], i, j, k, p
-    cdef _Rows rows_a, rows_b
+    1e-3.  A dense or CSR; ``rows_b``: B CSR, or dense (of A's width, made
+    with ``transposed``)."""
+    cdef Py_ssize_t n_a = A.shape[0], n_b = rows_b.n, i, j, k, p
+    cdef _Rows rows_a
     cdef const double* a_row
     cdef const double* b_col
     cdef double* k_row
@@ -533,20 +539,20 @@ def _rbf_by_differences(A, B, double gamma):
     if n_a == 0 or n_b == 0:
         return out
     cdef double[:, ::1] K = out
-    if sp.issparse(B):
-        rows_a, rows_b = _Rows(A), _Rows(B)
+    if rows_b.sparse:
+        rows_a = _Rows(A)
         with nogil:
             for i in range(n_a):
                 for j in range(n_b):
                     K[i, j] = rbf_from_distance(row_sq_distance(rows_a, i, rows_b, j), gamma)
         return out
-    if A.shape[1] != B.shape[1]:
-        raise ValueError(f"A has {A.shape[1]} columns and B {B.shape[1]}")
+    if A.shape[1] != rows_b.width:
+        raise ValueError(f"A has {A.shape[1]} columns and B {rows_b.width}")
     # B dense: row_sq_distance's sums, each still in feature order, but
     # run for all of B's rows at once over B transposed, so that the
     # innermost loop vectorises (on a9a's 123 features, half the time of
     # one scalar sum per pair)
-    db = np.ascontiguousarray(np.asarray(B, dtype=np.float64).T)
+    db = rows_b.dense_t
     if a_sparse:
         a_data = np.asarray(A.data, dtype=np.float64)
         a_ind = np.asarray(A.indices, dtype=np.intp)
@@ -600,12 +606,14 @@ def cross_kernel(A, B, str kernel, double gamma, double coef0, int degree,
     if kernel == "rbf" and rbf_by_differences:
         if sp.issparse(B) and not sp.issparse(A):
             A = sp.csr_matrix(A)      # a merge over nonzeros, not every column
+        rows_b = _Rows(B, transposed=True)
         for start in range(0, n_a, step):
             stop = min(n_a, start + step)
-            yield start, stop, _rbf_by_differences(A[start:stop], B, gamma)
+            yield start, stop, _rbf_by_differences(A[start:stop], rows_b, gamma)
         return
     sq_b = squared_row_norms(B) if kernel == "rbf" else np.zeros(n_b)
-    B_rows = B      # all of B's columns, for the distances rbf_from_dots sums
+    # all of B's columns, for the distances rbf_from_dots sums
+    rows_b = _Rows(B) if kernel == "rbf" else None
     used = None
     if sp.issparse(A) and sp.issparse(B) and B.shape[1] > 2 * B.nnz + 4096:
         # Memory O(nnz), not O(largest feature index), as ``Kernel``: the
@@ -626,7 +634,7 @@ def cross_kernel(A, B, str kernel, double gamma, double coef0, int degree,
             dots = dots.toarray()
         dots = np.ascontiguousarray(dots, dtype=np.float64)
         if kernel == "rbf":
-            rbf_from_dots(dots, sq_a, sq_b, rows, B_rows, gamma)
+            rbf_from_dots(dots, sq_a, sq_b, rows, rows_b, gamma)
         else:
             apply_kernel_to_dots(dots, sq_a, sq_b, kernel, gamma, coef0, degree)
         yield start, stop, dots
