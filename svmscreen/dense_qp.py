@@ -181,8 +181,12 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
         if not (np.isfinite(residual) and np.isfinite(mu)):
             break
         # the residual's round-off floor: Q a carries errors of about
-        # eps max_ij |Q_ij| ||a||_1
-        floor = np.finfo(float).eps * diagonal_scale * float(np.abs(a).sum()) / dual_scale
+        # eps max_ij |Q_ij| ||a||_1, and z_hi - z_lo of eps (z_lo + z_hi),
+        # which near a narrow box's bound are mu / slack (a box of 1e-5
+        # beside boxes of 1e3: 1.6e9 each at the second step, whose dual
+        # residual of 1e-7 read as a blow-up and ended the method there)
+        floor = np.finfo(float).eps * (diagonal_scale * float(np.abs(a).sum())
+                                       + float((z_lo + z_hi).max())) / dual_scale
         if residual > RESIDUAL_BLOWUP * max(best_residual, floor):
             break
         best_residual = min(best_residual, max(residual, floor))

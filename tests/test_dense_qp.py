@@ -61,6 +61,48 @@ def test_interior_point_matches_the_exact_qp(seed, n, rank, scale, equality):
     assert np.abs(Q @ (snapped - found)).max(initial=0.0) <= limit
 
 
+def _narrow_box_problem():
+    """Bias-free poly-kernel C-SVC of 8 samples: rows 5 and 6 are the same
+    point with opposite labels (a direction without curvature, along which
+    single-variable SMO moves 1 / K_ii a step), rows 2 and 3 weigh 1e-8."""
+    X = np.array([[1., -1.], [1., 1.], [-1., 0.], [2., 2.], [2., -1.], [1., 2.], [1., 2.],
+                  [1., 1.]])
+    y = np.array([1., -1., 1., 1., 1., 1., -1., -1.])
+    sample_weight = np.array([1., 1., 1e-8, 1e-8, 1., 1., 1., 1.])
+    K = (0.1 * X @ X.T + 1.0) ** 3
+    return X, y, sample_weight, K * np.outer(y, y)
+
+
+@pytest.mark.parametrize("C", [1e3, 3e6])
+def test_interior_point_with_boxes_1e8_apart(C):
+    # Near the bound of a box 1e-8 as wide as the others, z_lo and z_hi
+    # grow to mu / slack (1.6e9 at the second step), and the dual residual
+    # carries their round-off (1e-7): read as a blow-up, it ended the method
+    # at its start, the boxes' centres.
+    _, _, sample_weight, Q = _narrow_box_problem()
+    p, lo, hi = -np.ones(8), np.zeros(8), C * sample_weight
+    found, _, n_steps = interior_point(Q, p, lo, hi)
+    assert found is not None and n_steps > 5
+    exact = exact_box_qp(Q, p, lo, hi)
+    best = objective(Q, p, exact)
+    assert objective(Q, p, found) - best <= 1e-7 * abs(best)
+
+
+def test_bias_free_fit_with_boxes_1e8_apart_reaches_the_optimum():
+    # SMO crawls along rows 5 and 6 (2e7 steps to reach C = 3e6), and the
+    # fallback, which failed on the narrow boxes (above), left it to run to
+    # max_iter (1e7 iterations) at an objective 1.2% above the optimum.
+    import svmscreen
+    X, y, sample_weight, Q = _narrow_box_problem()
+    C = 3e6
+    model = svmscreen.fit_binary(X, y, C=C, kernel="poly", gamma=0.1, coef0=1.0, degree=3,
+                                 fit_intercept=False, sample_weight=sample_weight, tol=1e-6)
+    assert model.status_ == "optimal" and model.n_iter_ < 1_000_000
+    p, lo, hi = -np.ones(8), np.zeros(8), C * sample_weight
+    best = objective(Q, p, exact_box_qp(Q, p, lo, hi))
+    assert abs(model.objective_ - best) <= 1e-6 * abs(best)
+
+
 def _stalling_problem(n=400, d=20, seed=0):
     """Integer features around 480, rank d < n: K_ii about 4.6e6, and most
     of the dual's directions without curvature (raw madelon's shape)."""
