@@ -354,7 +354,12 @@ class SolveResult:
     objective : float
         1/2 a'Qa + p'a.
     n_iter : int
-    status : {"optimal", "max_iter"}
+    status : {"optimal", "max_iter", "round_off"}
+        "round_off": stopped above tol because no step representable in
+        double precision lowers the objective (bias-free solves only: the
+        pair step of the equality always finds one; seen with Q of scale
+        1e16 and more, where each step's change of alpha rounds away and
+        the gradient's round-off exceeds tol).
     violation : float
         The stopping criterion's value at the end (m(a) - M(a), or
         PGmax - PGmin without the equality).
@@ -1817,7 +1822,14 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
             s.note(c'*')
     s.pass_marks()
 
-    status = "optimal" if s.n_iter < s.max_iter else "max_iter"
+    # select_single also ends when no variable's step changes alpha
+    # (best == -1), which the violation tells from optimality
+    if s.n_iter >= s.max_iter:
+        status = "max_iter"
+    elif s.violation < s.eps:
+        status = "optimal"
+    else:
+        status = "round_off"
     order = np.asarray(Q.perm)
     alpha = np.empty(n)
     alpha[order] = np.asarray(s.alpha)

@@ -24,8 +24,8 @@ def fits_c_int(value):
 
 
 class ConvergenceWarning(UserWarning):
-    """The solver stopped at max_iter before reaching the tolerance; or
-    CCCP (``train_ramp``) stopped short of a fixed point: at max_outer, on
+    """The solver stopped short of the tolerance (at max_iter, or where
+    round-off leaves no step that lowers the objective); or CCCP (``train_ramp``) stopped short of a fixed point: at max_outer, on
     a rise of the ramp objective, or on a cycle of outlier sets."""
 
 
@@ -359,7 +359,19 @@ def check_flag(value, name):
     return bool(value)
 
 
-def warn_if_not_converged(status, max_iter, category=ConvergenceWarning):
+def stopped_short(status, max_iter):
+    """Why a solve of ``status`` (``_solver.SolveResult.status``) stopped
+    short of its tolerance, for a warning; None if it did not."""
     if status == "max_iter":
-        warnings.warn(f"the solver reached max_iter={max_iter} before the tolerance; "
-                      "the solution may be inexact", category, stacklevel=3)
+        return f"the solver reached max_iter={max_iter} before the tolerance"
+    if status == "round_off":
+        return ("the solver stopped above the tolerance: no step representable in "
+                "double precision lowers the objective, and the gradient's round-off "
+                "exceeds tol (kernel values too large for it; scale X down)")
+    return None
+
+
+def warn_if_not_converged(status, max_iter, category=ConvergenceWarning):
+    why = stopped_short(status, max_iter)
+    if why is not None:
+        warnings.warn(f"{why}; the solution may be inexact", category, stacklevel=3)

@@ -67,7 +67,9 @@ class BinaryModel:
         Primal-dual gap of the returned solution (computed when first read);
         nan for a ramp-loss model (a non-convex problem).
     n_iter_ : int
-    status_ : {"optimal", "max_iter"}
+    status_ : {"optimal", "max_iter", "round_off"}
+        ``_solver.SolveResult.status``; the fit warns when it is not
+        "optimal".
     n_features_in_ : int
     n_support_ : int
         Number of support vectors (a property).

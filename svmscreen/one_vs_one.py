@@ -129,8 +129,8 @@ class OneVsOnePath(PathResult):
         objective's gap is the summed gap).
     n_sv : the training samples that are a support vector of some pair
         (LIBSVM's total nSV).
-    status : "max_iter" where some pair's solver stopped short of tol, else
-        "optimal".
+    status : "optimal", or the status of the first pair whose solver
+        stopped short of tol ("max_iter" or "round_off").
     intercept : ndarray of shape (n_C, n_pairs)
     n_variables : the pairs' sizes summed; ``screening_rate`` is per dual
         variable of all pairs.
@@ -153,8 +153,10 @@ class OneVsOnePath(PathResult):
         for name in self.SUMMED:
             setattr(self, name, np.sum([getattr(path, name) for path in pair_paths], axis=0))
         self.intercept = np.column_stack([path.intercept for path in pair_paths])
-        stopped = np.any([path.status == "max_iter" for path in pair_paths], axis=0)
-        self.status = np.where(stopped, "max_iter", "optimal")
+        # per C, the first pair's status other than "optimal", if any
+        self.status = np.array(pair_paths[0].status)
+        for path in pair_paths[1:]:
+            self.status = np.where(self.status == "optimal", path.status, self.status)
         self.n_sv = n_sv
         self.n_variables = sum(rows.size for rows in pair_rows)
         self.alphas = None

@@ -19,7 +19,7 @@ from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_overflow,
                                    check_flag, check_labels, check_n_jobs, check_parameters,
                                    check_precomputed, check_sample_weight, check_X,
-                                   class_bounds, is_balanced, resolve_gamma)
+                                   class_bounds, is_balanced, resolve_gamma, stopped_short)
 from svmscreen.dense_qp import repair_equality
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_of
@@ -258,8 +258,9 @@ class PathResult:
     n_bound (|L|: a = C_i), screened_zero (|R'|), screened_bound (|L'|),
     put_back, n_iter, rule_seconds (the screening rule), solve_seconds (the
     solve, including setting the screened variables of the warm start to
-    their bounds), status ("optimal", or "max_iter" where the solver
-    stopped short of tol; the model at that C reports it).
+    their bounds), status ("optimal", or "max_iter" / "round_off" where the
+    solver stopped short of tol, ``_solver.SolveResult.status``; the model
+    at that C reports it).
     alphas : list of ndarray or None
         The solutions, with ``keep="all"``.
     cv_accuracy : ndarray of shape (n_folds, n_C) or None
@@ -548,7 +549,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             result, C_next = _epsilon_next(problem, result, C, hi, epsilon, options)
             solve_seconds += _clock() - start
         if result.status != "optimal":
-            warnings.warn(f"C={C:g}: the solver reached max_iter before the tolerance",
+            warnings.warn(f"C={C:g}: {stopped_short(result.status, result.max_iter)}",
                           ConvergenceWarning, stacklevel=3)
         before = (alpha, C_prev) if alpha is not None else None
         alpha, grad, C_prev, hi_prev = result.alpha, result.grad, C, hi

@@ -33,7 +33,7 @@ from libsvm.svmutil import svm_predict, svm_train  # conftest has pinned OMP_NUM
 
 from _reference import exact_box_qp, exact_svc
 from conftest import load_dataset
-from svmscreen import ConvergenceWarning, duality_gap, fit_binary
+from svmscreen import ConvergenceWarning, duality_gap, fit_binary, train_path
 from svmscreen._kernels import Kernel
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import check_X
@@ -779,6 +779,33 @@ def test_no_warning_when_converged():
         warnings.simplefilter("error")
         model = fit_binary(X, y, kernel="rbf")
     assert model.status_ == "optimal"
+
+
+def _round_off_problem():
+    """Bias-free, linear, features of 1e9 (Q of scale 1e19), rows 0 and 5
+    the same point with opposite labels: at the optimum both are at C, but
+    a single-variable step moves alpha by |G| / Q_ii ~ 1e-19, below the
+    spacing of alpha's floats, and the gradient's round-off is O(1)."""
+    X = 1e9 * np.array([[0., 2., 2.], [2., -1., -1.], [-1., 1., -2.], [0., 0., -1.],
+                        [1., 2., -1.], [0., 2., 2.]])
+    y = np.array([1., 1., -1., -1., -1., -1.])
+    return X, y
+
+
+def test_round_off_stop_is_not_reported_optimal():
+    # The solver stopped where no step lowers the objective in double
+    # precision, with violation 1.6 > tol, and called that optimal (at an
+    # objective of -0.10 where alpha_0 = alpha_5 = C gives -0.2).
+    X, y = _round_off_problem()
+    with pytest.warns(ConvergenceWarning, match="round-off"):
+        model = fit_binary(X, y, C=0.1, kernel="linear", fit_intercept=False)
+    assert model.status_ == "round_off"
+    # a solve within tol has a gap of at most tol sum_i C_i = 6e-4
+    assert model.duality_gap_ > 100 * 1e-3 * 0.6
+    with pytest.warns(ConvergenceWarning, match="C=0.1: the solver stopped above"):
+        path = train_path(X, y, C=[0.1], kernel="linear", fit_intercept=False,
+                          screening=None)
+    assert path.status[0] == "round_off"
 
 
 @pytest.mark.parametrize("equality", [False, True])
