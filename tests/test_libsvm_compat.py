@@ -590,6 +590,23 @@ def test_complex_x_and_y_are_refused_sparse_too():
     np.testing.assert_array_equal(X.data, data)
 
 
+def test_rows_of_complex_or_text_are_refused_by_row():
+    """A complex ndarray row, or a row (list or object array) holding a
+    complex or a string, is refused naming the row: the float64 cast
+    had dropped a complex row's imaginary parts with a ComplexWarning, and a
+    list's complex said only "float() argument must be ...", naming nothing."""
+    y = [1.0, -1.0]
+    cases = [([np.array([1.0, 0.0]), np.array([1j, 2.0])], TypeError,
+              r"x\[1\] must hold real numbers, got dtype complex128"),
+             ([[1.0, 0.0], [1j, 2.0]], TypeError, r"x\[1\]: float\(\) argument"),
+             (np.array([[1.0, 0.0], [1j, 2.0]], dtype=object), TypeError, r"x\[1\]: float"),
+             ([[1.0, 0.0], ["a", 2.0]], ValueError, r"x\[1\]: could not convert"),
+             (np.zeros((2, 1, 1), dtype=object), ValueError, "x must be 1-D or 2-D")]
+    for x, error, message in cases:
+        with pytest.raises(error, match=message):
+            ours.svm_train(y, x, "-q")
+
+
 def test_csr_scaling_refuses_complex_x():
     """csr_find_scale_param of a complex CSR matrix returned complex
     parameters, which csr_scale cast to float64 (imaginary parts dropped,
@@ -1023,8 +1040,13 @@ def test_input_forms_agree_and_inputs_are_not_modified(data_root):
     dicts = [dict(zip((X[i].indices + 1).tolist(), X[i].data.tolist())) for i in range(len(y))]
     lists = dense.tolist()
     pairs = [(X[i].indices.copy(), X[i].data.copy()) for i in range(len(y))]
+    # libsvm's binding reads an object ndarray row by row (refused as
+    # "must hold real numbers" before)
+    object_rows = dense.astype(object)
+    object_dicts = np.empty(len(dicts), dtype=object)
+    object_dicts[:] = dicts
     results = []
-    for x in [X, X_unsorted, dense, dicts, lists, pairs]:
+    for x in [X, X_unsorted, dense, dicts, lists, pairs, object_rows, object_dicts]:
         m = ours.svm_train(list(y), x, "-c 2 -q")
         results.append(ours.svm_predict(y, x, m, "-q")[2])
     for r in results[1:]:

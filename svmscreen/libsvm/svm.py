@@ -286,7 +286,13 @@ def _rows_to_csr(x, isKernel, name):
                 row_idx = [k for k in keys if xi[k] != 0]
             row_val = [float(xi[k]) for k in row_idx]
         elif isinstance(xi, (list, tuple, np.ndarray)):
-            row = np.asarray(xi, dtype=np.float64)
+            if isinstance(xi, np.ndarray) and xi.dtype != object:
+                check_real_dtype(xi.dtype, where)
+            try:
+                row = np.asarray(xi, dtype=np.float64)
+            except (TypeError, ValueError) as error:
+                # a list (or object array) holding a string or a complex
+                raise type(error)(f"{where}: {error}") from None
             if row.ndim != 1:
                 raise ValueError(f"{where}: a row must be 1-D, got shape {row.shape}")
             if isKernel:
@@ -345,6 +351,13 @@ def as_index_csr(x, isKernel=False, name="x"):
                 raise ValueError(f"{name}: feature index {last + 1} is beyond a C int")
             X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr),
                               shape=(X.shape[0], last + 1))
+    elif isinstance(x, np.ndarray) and x.dtype == object:
+        # libsvm's binding reads an object array row by row, as a list: rows
+        # of numbers (2-D), or of dicts / lists / (indices, values) (1-D)
+        if x.ndim not in (1, 2):
+            raise ValueError(f"{name} must be 1-D or 2-D when given as an object array, "
+                             f"got shape {x.shape}")
+        X, n = _rows_to_csr(list(x), isKernel, name)
     elif isinstance(x, np.ndarray):
         if x.ndim != 2:
             raise ValueError(f"{name} must be 2-D when given as an ndarray, got shape {x.shape}")
