@@ -149,3 +149,23 @@ def test_the_kernel_columns_of_a_warm_start_answer_ctrl_c(tmp_path):
     assert err.rstrip().endswith("KeyboardInterrupt"), err
     assert "add_columns" in err, err
     assert seconds < MAX_SECONDS_AFTER_SIGNAL
+
+
+def test_a_prediction_block_answers_ctrl_c(tmp_path):
+    # The LIBSVM layer's RBF prediction sums every feature's difference for
+    # each pair (_rbf_by_differences) in blocks of 4M kernel values: over
+    # 1500 dense SVs of 5000 features a block runs about 4 s.  Its loop had
+    # no signal check, and Ctrl-C waited for the block to end.
+    code = (
+        "import numpy as np\n"
+        "from svmscreen._kernels import cross_kernel\n"
+        "rng = np.random.default_rng(0)\n"
+        "A, B = rng.random((1000, 5000)), rng.random((1500, 5000))\n"
+        "print('solving', flush=True)\n"
+        "list(cross_kernel(A, B, 'rbf', 0.01, 0.0, 3, rbf_by_differences=True))\n")
+    returncode, err, seconds = _interrupt(["-c", code], "solving", tmp_path)
+    assert returncode != 0
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    # raised inside the block, not at the next Python line after it
+    assert "_rbf_by_differences" in err, err
+    assert seconds < MAX_SECONDS_AFTER_SIGNAL
