@@ -14,9 +14,12 @@ delta is implied by the feasible warm start ``alpha0`` (delta = y'alpha0).
   second-order working-set selection (WSS2).  The stopping rule is LIBSVM's
   maximal violation  m(a) - M(a) < tol,  m = max_{I_up} -y_t G_t,
   M = min_{I_low} -y_t G_t.
-* Without it (the bias-free SVM of the screening papers), each step updates
-  one variable, the one whose clipped Newton step decreases the objective
-  most (second-order selection).  The stopping rule is LIBLINEAR's
+* Without it (the bias-free SVM of the screening papers), i is the
+  variable whose clipped Newton step decreases the objective most
+  (second-order selection), and a step updates it alone or with the
+  partner j whose joint step along e_i +- e_j decreases it more
+  (``select_free``: without the pairs, near-duplicates of opposite labels
+  took 5 to 50 times the iterations).  The stopping rule is LIBLINEAR's
   PGmax - PGmin < tol on the projected gradient.
 * Shrinking (LIBSVM's ``do_shrinking``) moves bounded variables that cannot
   move behind ``active_size``; the gradient of those variables is rebuilt
@@ -427,6 +430,7 @@ cdef class _SMO:
 
     cdef double eps
     cdef double violation
+    cdef double free_sign_i, free_sign_j   # the direction select_free chose
     cdef bint nu                     # svm.cpp's Solver_NU (LIBSVM's nu-SVC and nu-SVR)
     cdef double r                    # Solver_NU's r, set by calculate_rho
     cdef bint libsvm_rho             # calculate_rho exactly as svm.cpp's
@@ -813,13 +817,31 @@ cdef class _SMO:
                       or (self.in_low(t) and v < centre - margin))
         return count
 
-    cdef int select_single(self, Py_ssize_t* out_i) noexcept nogil:
-        """Bias-free selection: the variable whose clipped Newton step
-        decreases the objective most.  Returns 1 when PGmax - PGmin < eps."""
-        cdef double PGmax = 0.0, PGmin = 0.0, best_gain = 0.0
-        cdef double pg, g, d, gain
-        cdef Py_ssize_t t, best = -1
-        for t in range(self.active_size):
+    cdef int select_free(self, Py_ssize_t* out_i, Py_ssize_t* out_j) except -2 nogil:
+        """Bias-free selection: i the variable whose clipped Newton step
+        lowers the objective most (the largest violator if no single step
+        changes alpha), then the partner j, if any, of the best step along
+        u = d_i e_i + d_j e_j (d = +-1 each, i in its descent direction),
+        clipped to both boxes, when that gains more than i's step alone
+        (``free_pair_step``; out_j = -1 for a single step).  A pair moves
+        along directions one coordinate crawls on: a near-duplicate of
+        opposite label makes u'Qu ~ 0, and single steps then zigzag (a9a,
+        5000 rows, RBF, C = 10: 196k iterations against 3.3k with the
+        intercept's pairs).  Returns 1 when PGmax - PGmin < eps, or when no
+        step changes alpha in double precision (``solve``: "round_off")."""
+        cdef double PGmax = 0.0, PGmin = 0.0, best_gain = 0.0, worst_pg = 0.0
+        cdef double pg, g, d, gain, curvature, slope, step, limit_j, sign_j
+        cdef double G_i, QD_i, limit_i, sign_i, alpha_i
+        cdef Py_ssize_t t, best = -1, worst = -1, i, best_j = -1
+        cdef Py_ssize_t active = self.active_size
+        cdef int side
+        cdef double* Q_i
+        cdef const double* G = &self.G[0]
+        cdef const double* QD = &self.Q.QD[0]
+        cdef const double* alpha = &self.alpha[0]
+        cdef const double* lo = &self.lo[0]
+        cdef const double* hi = &self.hi[0]
+        for t in range(active):
             pg = self.projected_gradient(t)
             if pg == 0.0:
                 continue
@@ -827,16 +849,48 @@ cdef class _SMO:
                 PGmax = pg
             if pg < PGmin:
                 PGmin = pg
-            g = self.G[t]
-            d = self.clipped_newton(t) - self.alpha[t]
-            gain = -(g * d + 0.5 * self.Q.QD[t] * d * d)
+            if fabs(pg) > worst_pg:
+                worst_pg = fabs(pg)
+                worst = t
+            g = G[t]
+            d = self.clipped_newton(t) - alpha[t]
+            gain = -(g * d + 0.5 * QD[t] * d * d)
             if gain > best_gain:
                 best_gain = gain
                 best = t
         self.violation = PGmax - PGmin
-        if self.violation < self.eps or best == -1:
+        if self.violation < self.eps or worst == -1:
             return 1
-        out_i[0] = best
+        i = best if best != -1 else worst
+        G_i, QD_i, alpha_i = G[i], QD[i], alpha[i]
+        sign_i = 1.0 if G_i < 0.0 else -1.0
+        limit_i = hi[i] - alpha_i if sign_i > 0.0 else alpha_i - lo[i]
+        Q_i = self.Q.get_Q(i, active)
+        for t in range(active):
+            if t == i:
+                continue
+            for side in range(2):
+                sign_j = 1.0 - 2.0 * side
+                limit_j = hi[t] - alpha[t] if sign_j > 0.0 else alpha[t] - lo[t]
+                slope = sign_i * G_i + sign_j * G[t]
+                if not (limit_j > 0.0 and slope < 0.0):
+                    continue
+                curvature = QD_i + QD[t] + 2.0 * sign_i * sign_j * Q_i[t]
+                step = -slope / (curvature if curvature > 0.0 else TAU)
+                step = min(step, min(limit_i, limit_j))
+                gain = -(slope * step + 0.5 * curvature * step * step)
+                # a step that rounds away on both would be chosen again and
+                # again until max_iter
+                if gain > best_gain and (alpha_i + sign_i * step != alpha_i
+                                         or alpha[t] + sign_j * step != alpha[t]):
+                    best_gain = gain
+                    best_j = t
+                    self.free_sign_j = sign_j
+        if best_j == -1 and best == -1:
+            return 1
+        self.free_sign_i = sign_i
+        out_i[0] = i
+        out_j[0] = best_j
         return 0
 
     cdef inline double clipped_newton(self, Py_ssize_t t) noexcept nogil:
@@ -1036,6 +1090,47 @@ cdef class _SMO:
         self.update_G_bar(i, old_bv)
         return 0
 
+    cdef int free_pair_step(self, Py_ssize_t i, Py_ssize_t j) except -1 nogil:
+        """Bias-free step along u = s_i e_i + s_j e_j (the signs
+        ``select_free`` chose): the exact minimiser of the objective on that
+        line, clipped where the first of the two reaches its bound, which it
+        then holds exactly."""
+        cdef double* Q_i = self.Q.get_Q(i, self.active_size)
+        cdef double* Q_j = self.Q.get_Q(j, self.active_size)
+        cdef double s_i = self.free_sign_i, s_j = self.free_sign_j
+        cdef double old_i = self.alpha[i], old_j = self.alpha[j]
+        cdef double old_bv_i = self.bound_value(i), old_bv_j = self.bound_value(j)
+        cdef double slope = s_i * self.G[i] + s_j * self.G[j]
+        cdef double curvature = self.Q.QD[i] + self.Q.QD[j] + 2.0 * s_i * s_j * Q_i[j]
+        cdef double step = -slope / (curvature if curvature > 0.0 else TAU)
+        cdef double limit_i = self.hi[i] - old_i if s_i > 0.0 else old_i - self.lo[i]
+        cdef double limit_j = self.hi[j] - old_j if s_j > 0.0 else old_j - self.lo[j]
+        cdef double d_i, d_j
+        cdef double* G = &self.G[0]
+        cdef Py_ssize_t k
+        if step >= limit_i and limit_i <= limit_j:
+            self.alpha[i] = self.hi[i] if s_i > 0.0 else self.lo[i]
+            self.alpha[j] = old_j + s_j * limit_i
+        elif step >= limit_j:
+            self.alpha[j] = self.hi[j] if s_j > 0.0 else self.lo[j]
+            self.alpha[i] = old_i + s_i * limit_j
+        else:
+            self.alpha[i] = old_i + s_i * step
+            self.alpha[j] = old_j + s_j * step
+        # as step_pair: rounding must neither leave a box nor stop one float
+        # short of its bound
+        self.snap_to_box(i, fabs(old_i) + fabs(step))
+        self.snap_to_box(j, fabs(old_j) + fabs(step))
+        d_i = self.alpha[i] - old_i
+        d_j = self.alpha[j] - old_j
+        for k in range(self.active_size):
+            G[k] += Q_i[k] * d_i + Q_j[k] * d_j
+        self.update_status(i)
+        self.update_status(j)
+        self.update_G_bar(i, old_bv_i)
+        self.update_G_bar(j, old_bv_j)
+        return 0
+
     # ------------------------------------------------------------ shrinking
     cdef bint be_shrunk(self, Py_ssize_t i, double Gmax1, double Gmax2, double Gmax3,
                         double Gmax4) noexcept nogil:
@@ -1218,7 +1313,7 @@ cdef class _SMO:
             return self.select_pair_nu(i, j)
         if self.has_equality:
             return self.select_pair(i, j)
-        return self.select_single(i)
+        return self.select_free(i, j)
 
     cdef int run(self) except -1 nogil:
         cdef Py_ssize_t i = -1, j = -1
@@ -1293,6 +1388,8 @@ cdef class _SMO:
             self.n_iter += 1
             if self.has_equality:
                 self.step_pair(i, j)
+            elif j >= 0:
+                self.free_pair_step(i, j)
             else:
                 self.step_single(i)
         return 0
@@ -1822,7 +1919,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
             s.note(c'*')
     s.pass_marks()
 
-    # select_single also ends when no variable's step changes alpha
+    # select_free also ends when no variable's step changes alpha
     # (best == -1), which the violation tells from optimality
     if s.n_iter >= s.max_iter:
         status = "max_iter"

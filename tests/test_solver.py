@@ -781,27 +781,42 @@ def test_no_warning_when_converged():
     assert model.status_ == "optimal"
 
 
+def test_bias_free_pair_steps_follow_a_direction_without_curvature():
+    # Rows 0 and 1 are one point with opposite labels: along e_0 + e_1,
+    # Q has no curvature, and single-variable steps moved that way by
+    # about 1 each (the dense fallback ended it after 50,000 iterations);
+    # one pair step reaches the optimum, both at C.
+    X, y = np.array([[1.], [1.], [2.]]), np.array([1., -1., 1.])
+    model = fit_binary(X, y, C=1e6, kernel="linear", fit_intercept=False)
+    assert model.status_ == "optimal" and model.n_iter_ <= 2
+    np.testing.assert_array_equal(model.alpha_[:2], [1e6, 1e6])
+    # heart_scale, RBF, C = 1000: 40,050 single steps
+    X, y = real_data("heart_scale", None)
+    model = fit_binary(X, y, C=1000.0, kernel="rbf", fit_intercept=False)
+    assert model.status_ == "optimal" and model.n_iter_ < 5000
+    # within tol: a gap of at most tol sum_i C_i
+    assert model.duality_gap_ <= 1e-3 * 1000.0 * X.shape[0]
+
+
 def _round_off_problem():
-    """Bias-free, linear, features of 1e9 (Q of scale 1e19), rows 0 and 5
-    the same point with opposite labels: at the optimum both are at C, but
-    a single-variable step moves alpha by |G| / Q_ii ~ 1e-19, below the
-    spacing of alpha's floats, and the gradient's round-off is O(1)."""
-    X = 1e9 * np.array([[0., 2., 2.], [2., -1., -1.], [-1., 1., -2.], [0., 0., -1.],
-                        [1., 2., -1.], [0., 2., 2.]])
-    y = np.array([1., 1., -1., -1., -1., -1.])
+    """Bias-free, linear, one feature of 1e9 (Q of scale 4e18), three points
+    each twice with opposite labels: a step moves alpha by |G| / Q_ii ~
+    1e-19 (single) or rounds to nothing along the pairs' directions, and
+    the gradient's round-off is O(1)."""
+    X = 1e9 * np.array([[2.], [1.], [1.], [1.], [-2.], [0.], [-2.], [2.]])
+    y = np.array([-1., 1., 1., -1., 1., -1., -1., 1.])
     return X, y
 
 
 def test_round_off_stop_is_not_reported_optimal():
     # The solver stopped where no step lowers the objective in double
-    # precision, with violation 1.6 > tol, and called that optimal (at an
-    # objective of -0.10 where alpha_0 = alpha_5 = C gives -0.2).
+    # precision, with the violation above tol, and called that optimal.
     X, y = _round_off_problem()
     with pytest.warns(ConvergenceWarning, match="round-off"):
         model = fit_binary(X, y, C=0.1, kernel="linear", fit_intercept=False)
     assert model.status_ == "round_off"
-    # a solve within tol has a gap of at most tol sum_i C_i = 6e-4
-    assert model.duality_gap_ > 100 * 1e-3 * 0.6
+    # a solve within tol has a gap of at most tol sum_i C_i = 8e-4
+    assert model.duality_gap_ > 100 * 1e-3 * 0.8
     with pytest.warns(ConvergenceWarning, match="C=0.1: the solver stopped above"):
         path = train_path(X, y, C=[0.1], kernel="linear", fit_intercept=False,
                           screening=None)
