@@ -24,6 +24,18 @@ cdef inline double dense_dot(const double* u, const double* v,
     return (s0 + s1) + (s2 + s3)
 
 
+# Ctrl-C is looked for whenever this much work has been done, counted in
+# kernel values, multiply-adds or element visits of a selection (a few ns
+# each): a shrinking period of 1000 iterations took 2-3 s at n = 50,000
+# (two kernel columns an iteration), and one block of the LIBSVM layer's
+# RBF prediction (4M kernel values over 1500 dense SVs of 5000 features)
+# 4 s, and a SIGINT waited for either.
+cdef enum:
+    SIGNAL_WORK = 5_000_000
+
+cdef bint signal_raised(long long* counter, long long work) noexcept nogil
+
+
 cdef double kernel_from_dot(int kernel_type, double dot, double sq_a,
                             double sq_b, double gamma, double coef0,
                             int degree) noexcept nogil

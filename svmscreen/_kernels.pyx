@@ -22,7 +22,6 @@ parameters are valid.
 import numpy as np
 import scipy.sparse as sp
 
-from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport exp, tanh
 
 KERNEL_NAMES = ("linear", "poly", "rbf", "sigmoid", "precomputed")
@@ -518,22 +517,28 @@ def _keep_columns(M, used):
                          shape=(M.shape[0], used.size))
 
 
-# Ctrl-C is looked for every this many multiply-adds (about 10 ms) of
-# ``_rbf_by_differences``: one block of its prediction (4M kernel values,
-# each a sum over every feature of dense SVs) ran 4 s at 5000 features and
-# 1500 SVs, and a SIGINT waited for it.
-cdef long long SIGNAL_WORK = 1 << 24
+cdef extern from "Python.h":
+    # PyErr_CheckSignals without Cython's except -1 check: signal_raised's
+    # callers report the exception it sets after freeing what they hold.
+    int _check_signals "PyErr_CheckSignals" ()
 
 
-cdef int check_signals(long long* work, long long more) except -1 nogil:
-    """Add ``more`` multiply-adds to ``*work``; every SIGNAL_WORK of them,
-    run the signal handlers (a KeyboardInterrupt propagates)."""
-    work[0] += more
-    if work[0] >= SIGNAL_WORK:
-        work[0] = 0
-        with gil:
-            PyErr_CheckSignals()
-    return 0
+cdef bint signal_raised(long long* counter, long long work) noexcept nogil:
+    """Add ``work`` to ``*counter``; every SIGNAL_WORK of it, look for
+    Ctrl-C.  True when a signal handler raised (KeyboardInterrupt is set):
+    the caller returns its error value."""
+    counter[0] += work
+    if counter[0] < SIGNAL_WORK:
+        return False
+    counter[0] = 0
+    with gil:
+        return _check_signals() != 0
+
+
+cdef int check_signals(long long* counter, long long work) except -1 nogil:
+    """``signal_raised`` for a loop with nothing to free: -1 propagates the
+    KeyboardInterrupt."""
+    return -1 if signal_raised(counter, work) else 0
 
 
 def _rbf_by_differences(A, _Rows rows_b, double gamma):

@@ -61,13 +61,8 @@ from libc.stdlib cimport free, malloc, qsort, realloc
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from svmscreen._cache cimport CacheEntry, ColumnCache
-from svmscreen._kernels cimport Kernel
+from svmscreen._kernels cimport SIGNAL_WORK, Kernel, signal_raised
 from svmscreen._rules cimport _gap_safe_flags
-
-cdef extern from "Python.h":
-    # PyErr_CheckSignals without Cython's except -1 check: _SMO.interrupted
-    # reports the exception it sets to a caller that frees memory first.
-    int _check_signals "PyErr_CheckSignals" ()
 
 cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curvature
 # QMatrix.follow_positions: smaller CSR data stays in the caches whatever the
@@ -384,25 +379,6 @@ class SolveResult:
     def __repr__(self):
         return (f"SolveResult(objective={self.objective!r}, rho={self.rho!r}, "
                 f"n_iter={self.n_iter}, status={self.status!r})")
-
-
-# Ctrl-C is looked for at every shrinking round and whenever the selection
-# work (the sum of the active sizes) has grown by this much: a shrinking
-# period of 1000 iterations took 2-3 s at n = 50,000 (two kernel columns an
-# iteration), and a SIGINT waited for it; this is about 100 such iterations.
-cdef long long SIGNAL_WORK = 5_000_000
-
-
-cdef bint signal_raised(long long* counter, long long work) noexcept nogil:
-    """Add ``work`` kernel values to ``*counter``; every SIGNAL_WORK of
-    them, look for Ctrl-C.  True when a signal handler raised
-    (KeyboardInterrupt is set): the caller returns its error value."""
-    counter[0] += work
-    if counter[0] < SIGNAL_WORK:
-        return False
-    counter[0] = 0
-    with gil:
-        return _check_signals() != 0
 
 
 cdef inline long long shrink_period(Py_ssize_t l) noexcept nogil:
