@@ -903,9 +903,6 @@ cdef class _SMO:
         cdef double old_bv_i = self.bound_value(i), old_bv_j = self.bound_value(j)
         cdef double quad_coef, delta, t, low, high, magnitude
         cdef double sum_or_diff = 0.0
-        cdef double d_i, d_j
-        cdef double* G
-        cdef Py_ssize_t k
         if self.libsvm_steps:
             self.step_pair_libsvm(i, j, Q_i[j])
         elif self.y[i] != self.y[j]:
@@ -971,10 +968,17 @@ cdef class _SMO:
             magnitude = fabs(sum_or_diff) + fabs(self.alpha[j])
             self.snap_to_box(i, magnitude)
             self.snap_to_box(j, magnitude)
+        return self.pair_moved(i, j, Q_i, Q_j, old_i, old_j, old_bv_i, old_bv_j)
 
-        d_i = self.alpha[i] - old_i
-        d_j = self.alpha[j] - old_j
-        G = &self.G[0]
+    cdef int pair_moved(self, Py_ssize_t i, Py_ssize_t j, const double* Q_i,
+                        const double* Q_j, double old_i, double old_j, double old_bv_i,
+                        double old_bv_j) except -1 nogil:
+        """G, the statuses and G_bar after a step moved a_i from old_i and
+        a_j from old_j (the bound values ``bound_value`` gave before it)."""
+        cdef double d_i = self.alpha[i] - old_i
+        cdef double d_j = self.alpha[j] - old_j
+        cdef double* G = &self.G[0]
+        cdef Py_ssize_t k
         for k in range(self.active_size):
             G[k] += Q_i[k] * d_i + Q_j[k] * d_j
         self.update_status(i)
@@ -1081,9 +1085,6 @@ cdef class _SMO:
         cdef double step = -slope / (curvature if curvature > 0.0 else TAU)
         cdef double limit_i = self.hi[i] - old_i if s_i > 0.0 else old_i - self.lo[i]
         cdef double limit_j = self.hi[j] - old_j if s_j > 0.0 else old_j - self.lo[j]
-        cdef double d_i, d_j
-        cdef double* G = &self.G[0]
-        cdef Py_ssize_t k
         if step >= limit_i and limit_i <= limit_j:
             self.alpha[i] = self.hi[i] if s_i > 0.0 else self.lo[i]
             self.alpha[j] = old_j + s_j * limit_i
@@ -1097,15 +1098,7 @@ cdef class _SMO:
         # short of its bound
         self.snap_to_box(i, fabs(old_i) + fabs(step))
         self.snap_to_box(j, fabs(old_j) + fabs(step))
-        d_i = self.alpha[i] - old_i
-        d_j = self.alpha[j] - old_j
-        for k in range(self.active_size):
-            G[k] += Q_i[k] * d_i + Q_j[k] * d_j
-        self.update_status(i)
-        self.update_status(j)
-        self.update_G_bar(i, old_bv_i)
-        self.update_G_bar(j, old_bv_j)
-        return 0
+        return self.pair_moved(i, j, Q_i, Q_j, old_i, old_j, old_bv_i, old_bv_j)
 
     # ------------------------------------------------------------ shrinking
     cdef bint be_shrunk(self, Py_ssize_t i, double Gmax1, double Gmax2, double Gmax3,
