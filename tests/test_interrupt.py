@@ -63,6 +63,13 @@ def _interrupted_call(tmp_path, dataset, call):
         "print('solving', flush=True)\n"
         f"{call}\n"
         "print('finished', flush=True)\n")
+    return _interrupted_code(tmp_path, code)
+
+
+def _interrupted_code(tmp_path, code):
+    """Run ``code`` in a child Python, send Ctrl-C once it prints
+    'solving', and check that it raised KeyboardInterrupt in time; returns
+    the child's stderr."""
     returncode, err, seconds = _interrupt(["-c", code], "solving", tmp_path)
     assert returncode != 0
     assert err.rstrip().endswith("KeyboardInterrupt"), err
@@ -144,11 +151,8 @@ def test_the_kernel_columns_of_a_warm_start_answer_ctrl_c(tmp_path):
         "support = np.arange(0, y.size, 2)\n"
         "print('solving', flush=True)\n"
         "problem.Q.add_columns(support, np.ones(support.size), np.zeros(y.size))\n")
-    returncode, err, seconds = _interrupt(["-c", code], "solving", tmp_path)
-    assert returncode != 0
-    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    err = _interrupted_code(tmp_path, code)
     assert "add_columns" in err, err
-    assert seconds < MAX_SECONDS_AFTER_SIGNAL
 
 
 def test_a_prediction_block_answers_ctrl_c(tmp_path):
@@ -163,9 +167,6 @@ def test_a_prediction_block_answers_ctrl_c(tmp_path):
         "A, B = rng.random((1000, 5000)), rng.random((1500, 5000))\n"
         "print('solving', flush=True)\n"
         "list(cross_kernel(A, B, 'rbf', 0.01, 0.0, 3, rbf_by_differences=True))\n")
-    returncode, err, seconds = _interrupt(["-c", code], "solving", tmp_path)
-    assert returncode != 0
-    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    err = _interrupted_code(tmp_path, code)
     # raised inside the block, not at the next Python line after it
     assert "_rbf_by_differences" in err, err
-    assert seconds < MAX_SECONDS_AFTER_SIGNAL
