@@ -1095,9 +1095,13 @@ cdef class _SMO:
             self.alpha[i] = old_i + s_i * step
             self.alpha[j] = old_j + s_j * step
         # as step_pair: rounding must neither leave a box nor stop one float
-        # short of its bound
-        self.snap_to_box(i, fabs(old_i) + fabs(step))
-        self.snap_to_box(j, fabs(old_j) + fabs(step))
+        # short of its bound; relative to the step taken, not the unclipped
+        # one (-slope / TAU along a direction without curvature: a slack of
+        # a few ulps of 1e12 |slope| snapped the partner back to a bound it
+        # had left by far more than rounding)
+        step = min(step, min(limit_i, limit_j))
+        self.snap_to_box(i, fabs(old_i) + step)
+        self.snap_to_box(j, fabs(old_j) + step)
         return self.pair_moved(i, j, Q_i, Q_j, old_i, old_j, old_bv_i, old_bv_j)
 
     # ------------------------------------------------------------ shrinking

@@ -798,6 +798,19 @@ def test_bias_free_pair_steps_follow_a_direction_without_curvature():
     assert model.duality_gap_ <= 1e-3 * 1000.0 * X.shape[0]
 
 
+def test_bias_free_pair_step_is_not_snapped_by_its_unclipped_length():
+    # No curvature along e_0 + e_1: the unclipped step is 1e5 / TAU = 1e17,
+    # and a snap slack of a few ulps of that (89) put a_0, moved from 0 to 1
+    # where a_1 reached its bound, back to 0: the step raised the objective
+    # from 0 to 5e5 instead of lowering it to -99,999.
+    K = 1e6 * np.array([[1., -1.], [-1., 1.]])
+    p, lo, hi = np.array([-1e5, 1.]), np.zeros(2), np.array([1000., 1.])
+    res = solve(QMatrix(Kernel(check_X(K), "precomputed", 0.0, 0.0, 3), None, 1.0),
+                p, lo, hi, np.zeros(2), max_iter=1)
+    np.testing.assert_array_equal(res.alpha, [1., 1.])
+    assert res.objective == -99999.0
+
+
 def _round_off_problem():
     """Bias-free, linear, one feature of 1e9 (Q of scale 4e18), three points
     each twice with opposite labels: a step moves alpha by |G| / Q_ii ~
