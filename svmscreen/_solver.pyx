@@ -55,7 +55,7 @@ y of +1/-1, fixed variables at a bound, and Q matches the data.
 import numpy as np
 
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY, fabs, fmax
 from libc.float cimport DBL_EPSILON
 from libc.stdlib cimport free, malloc, qsort, realloc
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -855,10 +855,11 @@ cdef class _SMO:
                 step = -slope / (curvature if curvature > 0.0 else TAU)
                 step = min(step, min(limit_i, limit_j))
                 gain = -(slope * step + 0.5 * curvature * step * step)
-                # a step that rounds away on both would be chosen again and
-                # again until max_iter
-                if gain > best_gain and (alpha_i + sign_i * step != alpha_i
-                                         or alpha[t] + sign_j * step != alpha[t]):
+                # A step within rounding of both (a few ulps, SNAP) would be
+                # undone by the next one: where tol is below the gradient's
+                # round-off, such steps cycled until max_iter (228 -> 200,000
+                # iterations), where a "round_off" stop is due.
+                if gain > best_gain and step > SNAP * fmax(fabs(alpha_i), fabs(alpha[t])):
                     best_gain = gain
                     best_j = t
                     self.free_sign_j = sign_j

@@ -811,6 +811,23 @@ def test_bias_free_pair_step_is_not_snapped_by_its_unclipped_length():
     assert res.objective == -99999.0
 
 
+def test_bias_free_pair_steps_within_rounding_are_not_taken():
+    # Rows 0 and 2 are one point of opposite signs, and tol = 1e-10 is
+    # below the gradient's round-off (Q up to 6.5e4, alpha up to 4e3): pair
+    # steps of a few ulps undid each other until max_iter, where single
+    # steps had stopped at once ("round_off").
+    K = np.array([[2807.8628025360936, -7418.833229876609, -2807.8628025360936],
+                  [-7418.833229876609, 65259.255110365724, 7418.833229876609],
+                  [-2807.8628025360936, 7418.833229876609, 2807.8628025360936]])
+    p = np.array([-0.00793107350748433, -0.00922241555685613, -0.01845865951781106])
+    hi = np.array([4139.090255260569, 3225.179787764535, 2663.002769795514])
+    res = solve(QMatrix(Kernel(check_X(K), "precomputed", 0.0, 0.0, 3), None, 1.0),
+                p, np.zeros(3), hi, np.zeros(3), tol=1e-10, shrinking=False,
+                max_iter=200_000)
+    assert res.status == "round_off" and res.n_iter < 1000
+    np.testing.assert_allclose(res.grad, K @ res.alpha + p, rtol=0, atol=1e-9)
+
+
 def _round_off_problem():
     """Bias-free, linear, one feature of 1e9 (Q of scale 4e18), three points
     each twice with opposite labels: a step moves alpha by |G| / Q_ii ~
