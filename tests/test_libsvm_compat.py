@@ -549,6 +549,25 @@ def test_prediction_follows_support_vectors_assigned_after_a_prediction():
         assert ours.svm_predict([], X, model, "-q")[2] == before
 
 
+def test_a_pickled_model_leaves_its_prediction_layout_behind():
+    """A pickle (or copy.copy) of a model taken after a prediction carried
+    the dense copy of its SVs kept for the next prediction (up to 256 MB);
+    the copy predicts the same values, rebuilding the layout."""
+    import copy
+    import pickle
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 50))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    model = ours.svm_train(y, X, "-q")
+    size = len(pickle.dumps(model))
+    values = ours.svm_predict([], X, model, "-q")[2]
+    assert model._predict_cache is not None
+    assert len(pickle.dumps(model)) == size
+    for other in (pickle.loads(pickle.dumps(model)), copy.copy(model)):
+        assert other._predict_cache is None
+        assert ours.svm_predict([], X, other, "-q")[2] == values
+
+
 def test_prediction_keeps_no_dense_copy_of_sparse_support_vectors(tmp_path):
     """A model predicting on sparse, wide data keeps its SVs sparse: the
     dense copy kept for the next prediction was 32 MB here (0.05 MB of

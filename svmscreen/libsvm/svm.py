@@ -485,6 +485,14 @@ class svm_model:
         self.nSV = None
         self._predict_cache = None
 
+    def __getstate__(self):
+        # The prediction layout (model._sv_layout) is derived from SV and
+        # rebuilt on demand: a pickle (or copy.copy) taken after a predict
+        # carried the dense copy of the SVs, up to 256 MB.
+        state = self.__dict__.copy()
+        state["_predict_cache"] = None
+        return state
+
     def __repr__(self):
         return (f"svm_model(svm_type={SVM_TYPE_TABLE[self.param.svm_type]!r}, "
                 f"kernel_type={KERNEL_TYPE_TABLE[self.param.kernel_type]!r}, "
