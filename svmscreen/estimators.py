@@ -30,7 +30,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from svmscreen._kernels import cross_kernel
+from svmscreen._kernels import compute_layout, cross_kernel
 from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_box_overflow,
                                    check_csr_structure, check_flag, check_n_jobs,
                                    check_parameters, check_precomputed, check_sample_weight,
@@ -325,10 +325,15 @@ class SVC(_Estimator):
         pairs, sigmoids = [], []
         stopped_short = False
         rng = np.random.default_rng(_check_random_state(self.random_state))
+        # The kernels' layout once: a CSR X they would densify (letter.scale)
+        # was sliced and densified again for every pair and every probability
+        # fold, and its folds' kernel blocks were sparse products (letter 3000
+        # rows, probability=True: 2.8 times scikit-learn's time, 1.6 dense)
+        X_rows = X if precomputed else compute_layout(X)
         for i, j in class_pairs(self.classes_.size):
             rows = np.flatnonzero((y_index == i) | (y_index == j))
             signs = np.where(y_index[rows] == i, 1.0, -1.0)
-            X_pair = X[np.ix_(rows, rows)] if precomputed else X[rows]
+            X_pair = X[np.ix_(rows, rows)] if precomputed else X_rows[rows]
             support, coef, b, n_iter, status = self._solve_pair(X_pair, signs, weight[rows])
             pairs.append((rows[support], coef, b, n_iter))
             stopped_short |= status != "optimal"
