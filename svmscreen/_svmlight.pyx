@@ -449,7 +449,7 @@ cdef enum:
 
 def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
                 const int64_t[::1] indptr, Py_ssize_t start, Py_ssize_t stop,
-                long long index_shift):
+                long long index_shift, bint scale_style=False):
     """Format rows ``start:stop`` of a CSR matrix as LIBSVM lines.
 
     Parameters
@@ -462,6 +462,9 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
         Row range to format.
     index_shift : int
         Added to each column to get the file index (1, or 0 for precomputed).
+    scale_style : bool, default False
+        Values as ``%g`` and each line ending in a space, as svm-scale
+        writes its output (svm-scale.c's ``"%d:%g "`` per entry).
 
     Returns
     -------
@@ -470,9 +473,12 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
     """
     cdef Py_ssize_t i, k, size = 0, used = 0
     cdef bytes label
+    cdef const char* entry_format = b" %lld:%.17g"
+    if scale_style:
+        entry_format = b" %lld:%g"
     for i in range(start, stop):
         label = labels[i]
-        size += len(label) + 1
+        size += len(label) + 2
     size += (indptr[stop] - indptr[start]) * ENTRY_WIDTH + 1
     cdef char* out = <char*>realloc(NULL, size)
     if out == NULL:
@@ -488,8 +494,11 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
             used += text_len
             with nogil:
                 for k in range(indptr[i], indptr[i + 1]):
-                    used += snprintf(out + used, ENTRY_WIDTH + 1, " %lld:%.17g",
+                    used += snprintf(out + used, ENTRY_WIDTH + 1, entry_format,
                                      <long long>(indices[k] + index_shift), data[k])
+                if scale_style:
+                    out[used] = b' '
+                    used += 1
                 out[used] = b'\n'
                 used += 1
         return PyBytes_FromStringAndSize(out, used)

@@ -1505,6 +1505,32 @@ def test_scale_command(tmp_path, capsys):
     assert "cannot use -r and -s simultaneously" in capsys.readouterr().err
 
 
+def test_scale_formats_its_rows_in_c(tmp_path, capsys, monkeypatch):
+    """The scaled rows are formatted by _svmlight.format_rows (C's %g), not
+    an entry at a time in Python: "%d:%g " % entry took 300 ns an entry, 3
+    to 4 times svm-scale's own time on the dense output of the default
+    -l -1 (a9a 1.68 s against 0.54 s, sector.scale 120 s against 30 s).
+    The text is svm-scale.c's, an empty row ("label \\n") included."""
+    rows = ["1 1:1 3:4", "-1 2:2 3:2", "3 1:3 2:1 4:7", "2.5", "0.125 1:1e-7 4:123456789"]
+    (tmp_path / "train").write_text("\n".join(rows) + "\n")
+    calls = []
+    format_rows = commands.format_rows
+
+    def counting(*args, **kwargs):
+        calls.append(args[5] - args[4])
+        return format_rows(*args, **kwargs)
+
+    monkeypatch.setattr(commands, "format_rows", counting)
+    for options, lower, upper in (([], -1.0, 1.0), (["-l", "0"], 0.0, 1.0),
+                                  (["-l", "-3", "-u", "5"], -3.0, 5.0)):
+        calls.clear()
+        assert commands.scale_main(options + [str(tmp_path / "train")]) == 0
+        assert calls == [len(rows)]
+        expected, _ = reference_scale(rows, lower, upper)
+        assert capsys.readouterr().out == expected
+        assert ("\n2.5 \n" in expected) == (lower == 0.0)
+
+
 def test_scale_matches_csr_scale_on_heart(data_root, capsys, tmp_path):
     heart = plain_file("heart_scale", data_root)
     y, X = ours.svm_read_problem(heart, return_scipy=True)

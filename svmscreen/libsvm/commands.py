@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._files import atomic_output, detach_stdout
+from svmscreen._svmlight import format_rows
 from svmscreen.datasets import load_svmlight_file
 from svmscreen.libsvm.model import (cross_validation, int_labels, predict,
                                     predict_probability, resolve_parameters, train)
@@ -651,18 +652,16 @@ def _scale(argv):
         entry_rows, entry_columns, entry_values = (entry_rows[keep], entry_columns[keep],
                                                    entry_values[keep])
         order = np.lexsort((entry_columns, entry_rows))
-        entry_columns = entry_columns[order].tolist()
-        entry_values = entry_values[order].tolist()
-        bounds = np.searchsorted(entry_rows[order], np.arange(stop - start + 1)).tolist()
-        new_nonzeros += len(entry_values)
-        pieces = []
-        for r in range(stop - start):
-            a, b = bounds[r], bounds[r + 1]
-            pieces.append("%.17g " % targets[start + r]
-                          + "".join("%d:%g " % (c, v) for c, v in zip(entry_columns[a:b],
-                                                                         entry_values[a:b]))
-                          + "\n")
-        _write_all("".join(pieces))
+        bounds = np.searchsorted(entry_rows[order], np.arange(stop - start + 1))
+        new_nonzeros += int(bounds[-1])
+        # formatted in C: "%d:%g " % entry in Python took 300 ns an entry, 3
+        # to 4 times svm-scale's time on the dense output of -l -1 (a9a,
+        # sector.scale)
+        labels = [b"%.17g" % t for t in targets[start:stop].tolist()]
+        text = format_rows(labels, np.ascontiguousarray(entry_values[order], dtype=np.float64),
+                           entry_columns[order].astype(np.int64), bounds.astype(np.int64),
+                           0, stop - start, 0, scale_style=True)
+        _write_all(text.decode("ascii"))
     if new_nonzeros > X.nnz:
         sys.stderr.write("WARNING: original #nonzeros %d\n       > new      #nonzeros %d\n"
                          "If feature values are non-negative and sparse, use -l 0 rather "
