@@ -42,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._files import atomic_output
+from svmscreen._svmlight import Parser
 from svmscreen._validation import INT_MAX, fits_c_int
 from svmscreen.libsvm.svm import (C_SVC, KERNEL_TYPE_TABLE, NU_SVC, POLY, PRECOMPUTED, RBF,
                                   SIGMOID, SVM_TYPE_TABLE, c_number, svm_model,
@@ -279,8 +280,68 @@ def load_model(path):
         raise tokens.error(lines_of["nr_class"], f"nr_class must be 2 for "
                            f"{SVM_TYPE_TABLE[svm_type]} models, got {k}")
 
-    base = 0 if kernel_type == PRECOMPUTED else 1
     m = k - 1
+    sv = None
+    if m == 1 and kernel_type != PRECOMPUTED:
+        sv = _sv_lines_in_c(lines, sv_line, total_sv, name)
+    if sv is None:
+        sv = _read_sv_lines(lines, sv_line, total_sv, m, kernel_type, tokens)
+    coefs, values, indices, indptr = sv
+
+    model = svm_model()
+    param = svm_parameter()
+    param.svm_type = svm_type
+    param.kernel_type = kernel_type
+    param.degree = int(header.get("degree", param.degree))
+    param.gamma = float(header.get("gamma", 0.0))
+    param.coef0 = float(header.get("coef0", 0.0))
+    model.param = param
+    model.nr_class = k
+    model.l = total_sv
+    width = int(np.max(indices)) + 1 if len(indices) else 0
+    model.SV = sp.csr_matrix((np.asarray(values, dtype=np.float64),
+                              np.asarray(indices, dtype=np.int32),
+                              np.asarray(indptr, dtype=np.int64)), shape=(total_sv, width))
+    model.SV.has_sorted_indices = True
+    model.sv_coef = np.asarray(coefs, dtype=np.float64).reshape(total_sv, m).T.copy()
+    model.rho = np.asarray(header["rho"], dtype=np.float64)
+    for keyword in ("probA", "probB", "prob_density_marks"):
+        if keyword in header:
+            setattr(model, keyword, np.asarray(header[keyword], dtype=np.float64))
+    if "label" in header:
+        model.label = np.asarray(header["label"], dtype=np.int64)
+    if "nr_sv" in header:
+        model.nSV = np.asarray(header["nr_sv"], dtype=np.int64)
+    return model
+
+
+def _sv_lines_in_c(lines, sv_line, total_sv, name):
+    """(coefs, values, indices, indptr) of the SV lines of a model with one
+    coefficient a line (two classes, regression, one-class), read by the
+    data files' C parser, whose lines they are with the coefficient as the
+    label: read a token at a time in Python, a 160 kB a9a model loaded 7
+    times slower than LIBSVM's svm_load_model.  None where the two readers
+    could differ (a comment, a hexadecimal number, which strtod reads, a
+    blank line, nan or inf, a malformed line, another count of lines):
+    ``_read_sv_lines`` then reads them, and names the line of any error."""
+    text = "\n".join(lines[sv_line:]).encode("latin-1")
+    if any(mark in text for mark in (b"#", b"x", b"X")):
+        return None
+    parser = Parser(name)
+    try:
+        parser.feed(text, len(text))
+    except ValueError:
+        return None
+    coefs, values, indices, indptr, _ = parser.finish()
+    if coefs.shape[0] != total_sv:
+        return None
+    return coefs, values, indices, indptr
+
+
+def _read_sv_lines(lines, sv_line, total_sv, m, kernel_type, tokens):
+    """(coefs, values, indices, indptr) of the SV lines, a line at a time
+    (a ValueError naming the line of the first malformed one)."""
+    base = 0 if kernel_type == PRECOMPUTED else 1
     coefs = []
     indptr = [0]
     indices = []
@@ -338,32 +399,7 @@ def load_model(path):
         raise tokens.error(line_number + 1 if lines else 1,
                            f"the file ends after {count} support vectors, but total_sv is "
                            f"{total_sv} (truncated file?)")
-
-    model = svm_model()
-    param = svm_parameter()
-    param.svm_type = svm_type
-    param.kernel_type = kernel_type
-    param.degree = int(header.get("degree", param.degree))
-    param.gamma = float(header.get("gamma", 0.0))
-    param.coef0 = float(header.get("coef0", 0.0))
-    model.param = param
-    model.nr_class = k
-    model.l = total_sv
-    width = (max(indices) + 1) if indices else 0
-    model.SV = sp.csr_matrix((np.asarray(values, dtype=np.float64),
-                              np.asarray(indices, dtype=np.int32),
-                              np.asarray(indptr, dtype=np.int64)), shape=(total_sv, width))
-    model.SV.has_sorted_indices = True
-    model.sv_coef = np.asarray(coefs, dtype=np.float64).reshape(total_sv, m).T.copy()
-    model.rho = np.asarray(header["rho"], dtype=np.float64)
-    for keyword in ("probA", "probB", "prob_density_marks"):
-        if keyword in header:
-            setattr(model, keyword, np.asarray(header[keyword], dtype=np.float64))
-    if "label" in header:
-        model.label = np.asarray(header["label"], dtype=np.int64)
-    if "nr_sv" in header:
-        model.nSV = np.asarray(header["nr_sv"], dtype=np.int64)
-    return model
+    return coefs, values, indices, indptr
 
 
 def _is_float(token):
