@@ -25,8 +25,9 @@ def fits_c_int(value):
 
 class ConvergenceWarning(UserWarning):
     """The solver stopped short of the tolerance (at max_iter, or where
-    round-off leaves no step that lowers the objective); or CCCP (``train_ramp``) stopped short of a fixed point: at max_outer, on
-    a rise of the ramp objective, or on a cycle of outlier sets."""
+    round-off leaves no step that lowers the objective); or CCCP
+    (``train_ramp``) stopped short of a fixed point: at max_outer, on a rise
+    of the ramp objective, or on a cycle of outlier sets."""
 
 
 def _as_array(value, name):
