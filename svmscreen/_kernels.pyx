@@ -22,7 +22,7 @@ parameters are valid.
 import numpy as np
 import scipy.sparse as sp
 
-from libc.math cimport exp, tanh
+from libc.math cimport exp, isfinite, tanh
 
 KERNEL_NAMES = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
@@ -155,11 +155,10 @@ cdef class Kernel:
             with nogil:
                 for i in range(self.n_samples):
                     self.sq_norms[i] = self.dot(i, i)
-            norms = np.asarray(self.sq_norms)
-            if not np.all(np.isfinite(norms)):
-                i = int(np.flatnonzero(~np.isfinite(norms))[0])
-                raise ValueError(f"X: the squared norm of row {i} overflows float64; "
-                                 "scale X down")
+            for i in range(self.n_samples):
+                if not isfinite(self.sq_norms[i]):
+                    raise ValueError(f"X: the squared norm of row {i} overflows float64; "
+                                     "scale X down")
 
     def __reduce__(self):
         # Cython's automatic pickling read the typed views that are never
