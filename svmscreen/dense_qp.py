@@ -36,7 +36,10 @@ the iterate is interior) and two triangular solves.  The O(n^3) and O(n^2)
 work is LAPACK's and BLAS's; the O(n) updates are numpy.
 """
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+# scipy.linalg is imported where a factorisation runs: it took 100 ms, most
+# of the first train_path call (the README's command: 0.13 s), for a
+# fallback that few solves reach (path.py imports repair_equality from here)
 
 # A step goes this fraction of the way to the boundary (Nocedal & Wright's
 # eta, as in most implementations), so that the iterate stays interior.
@@ -99,6 +102,7 @@ def repair_equality(alpha, y, lo, hi, movable, target):
 def _factor(M, diagonal_scale):
     """Cholesky of M (overwritten), with a small ridge if round-off left
     Q + D indefinite; None if even the largest ridge fails."""
+    from scipy.linalg import LinAlgError, cho_factor
     for ridge in (0.0, 1e-14, 1e-12, 1e-10):
         if ridge:
             M[np.diag_indices_from(M)] += ridge * diagonal_scale
@@ -148,6 +152,7 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
         entries the method places at that bound, for ``snap_to_bounds``.
     n_steps : int
     """
+    from scipy.linalg import cho_solve
     m = c.shape[0]
     width = hi - lo
     a = lo + 0.5 * width
