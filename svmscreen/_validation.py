@@ -89,12 +89,14 @@ def check_X(X, name="X", precomputed=False):
 
 
 def check_csr_structure(X, name):
-    """Refuse a CSR or CSC matrix whose index arrays point outside it
-    (other formats pass).  scipy's constructors check their lengths only,
+    """Refuse a CSR, CSC or BSR matrix whose index arrays point outside it
+    (other formats pass: COO's constructor checks its indices, DIA's and
+    DOK's cannot hold such).  scipy's constructors check their lengths only,
     and an indptr that decreases (or runs past the stored entries) made
-    scipy's ``sort_indices``, its CSC to CSR conversion and the kernels
-    read out of bounds: a segfault, not an error."""
-    if X.format not in ("csr", "csc"):
+    scipy's ``sort_indices``, its conversions to CSR (a BSR block column
+    past the width: heap corruption, then an abort) and the kernels read or
+    write out of bounds: a crash, not an error."""
+    if X.format not in ("csr", "csc", "bsr"):
         return
     fmt = X.format.upper()
     indptr, indices = X.indptr, X.indices
@@ -102,12 +104,18 @@ def check_csr_structure(X, name):
             or np.any(np.diff(indptr) < 0)):
         raise ValueError(f"{name}: malformed {fmt} matrix: indptr must start at 0, never "
                          "decrease and end within the stored entries")
+    if fmt == "BSR" and indptr[-1] > X.data.shape[0]:
+        raise ValueError(f"{name}: malformed BSR matrix: fewer blocks than indptr counts")
     # entries past indptr[-1] are not the matrix's (scipy prunes them)
     used = indices[:indptr[-1]]
-    n_minor = X.shape[1] if fmt == "CSR" else X.shape[0]
+    if fmt == "CSR":
+        n_minor, what = X.shape[1], "column"
+    elif fmt == "CSC":
+        n_minor, what = X.shape[0], "row"
+    else:
+        n_minor, what = X.shape[1] // X.blocksize[1], "block column"
     if used.size and (used.min() < 0 or used.max() >= n_minor):
-        raise ValueError(f"{name}: {fmt} {'column' if fmt == 'CSR' else 'row'} index out of "
-                         "range")
+        raise ValueError(f"{name}: {fmt} {what} index out of range")
 
 
 def canonical_csr(X, name):

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from . import _svmlight
 from ._files import atomic_output
-from ._validation import check_flag, check_real_dtype
+from ._validation import check_csr_structure, check_flag, check_real_dtype
 
 __all__ = ["load_svmlight_file", "dump_svmlight_file", "load_dataset"]
 
@@ -222,6 +222,7 @@ def _check_dump_inputs(X, y, precomputed):
     for value, name in ((X, "X"), (y, "y")):
         check_real_dtype(value.dtype if sp.issparse(value) else np.asarray(value).dtype, name)
     if sp.issparse(X):
+        check_csr_structure(X, "X")
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
         X.sum_duplicates()
         if not precomputed:

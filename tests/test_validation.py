@@ -332,6 +332,33 @@ def test_csc_with_malformed_index_arrays_is_refused(entry, flaw, message, tmp_pa
     assert out.returncode == 0, out.stderr
     assert message in out.stdout
 
+
+@pytest.mark.parametrize("call, message", [
+    ("svmscreen.fit_binary(bsr, [1, -1] * 2)", "X: BSR block column index out of range"),
+    ("SVC().fit(bsr, [1, -1] * 2)", "X: BSR block column index out of range"),
+    ("svmscreen.dump_svmlight_file(csr, [1, 2], io.BytesIO())",
+     "X: malformed CSR matrix"),
+])
+def test_malformed_bsr_and_dumped_csr_are_refused(call, message, tmp_path):
+    """A BSR matrix with a block column past its width: scipy's conversion
+    to CSR wrote out of bounds ("corrupted size vs. prev_size", an abort);
+    a CSR with an indptr past its entries given to dump_svmlight_file: a
+    double free in scipy's sum_duplicates.  Run in a child process."""
+    code = ("import io, numpy as np, scipy.sparse as sp, svmscreen\n"
+            "from svmscreen.estimators import SVC\n"
+            "bsr = sp.bsr_matrix((np.ones((2, 2, 2)), np.array([0, 5]), np.array([0, 1, 2])),"
+            " shape=(4, 4))\n"
+            "csr = sp.csr_matrix(np.eye(2)); csr.indptr = np.array([0, 5, 2])\n"
+            "try:\n"
+            f"    {call}\n"
+            "except ValueError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=subprocess_env())
+    assert out.returncode == 0, out.stderr
+    assert message in out.stdout
+
+
 # ----------------------------------------------------------- precomputed
 def rbf_gram(A, B, gamma):
     diff = A[:, None, :] - B[None, :, :]
