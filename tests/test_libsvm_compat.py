@@ -24,6 +24,8 @@ import os
 import platform
 import re
 import shutil
+import subprocess
+import sys
 from functools import lru_cache
 
 import numpy as np
@@ -679,6 +681,26 @@ def test_csr_with_a_decreasing_indptr_is_refused_naming_x():
         ours.svm_train(y, X, "-q")
     with pytest.raises(ValueError, match="x: malformed CSR matrix"):
         ours.svm_predict(y, X, m, "-q")
+
+
+def test_csr_scale_refuses_a_column_index_past_the_width(tmp_path):
+    """csr_find_scale_param returned a scale computed from the entry past
+    the width, and csr_scale segfaulted (run in a child process)."""
+    code = ("import numpy as np, scipy.sparse as sp\n"
+            "from svmscreen.libsvm import commonutil\n"
+            "x = sp.csr_matrix(np.eye(3) + 1)\n"
+            "x.indices = np.array([0, 1, 2, 0, 1, 9, 0, 1, 2], dtype=np.int32)\n"
+            "for call in (lambda: commonutil.csr_find_scale_param(x),\n"
+            "             lambda: commonutil.csr_scale(x, {'coef': np.ones(3),"
+            " 'offset': np.zeros(3)})):\n"
+            "    try:\n"
+            "        call()\n"
+            "    except ValueError as exc:\n"
+            "        print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=subprocess_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("x: CSR column index out of range") == 2
 
 
 def test_one_dimensional_sparse_array_x_is_refused_naming_it():
@@ -1681,8 +1703,6 @@ def test_random_nu_problems_match_libsvm(seed, svm_type, nu, shrinking, kernel):
 
 
 def test_console_entry_points_in_a_subprocess(data_root, tmp_path):
-    import subprocess
-    import sys
     heart = plain_file("heart_scale", data_root)
     env = subprocess_env(OMP_NUM_THREADS="1")
 
@@ -1729,8 +1749,6 @@ def test_output_errors_end_the_commands_cleanly(unbuffered, tmp_path):
     large write silently and the command ended with 0; a full disk is a
     one-line message (a traceback before), and svm-train, as svm-train,
     still writes its model."""
-    import subprocess
-    import sys
     env = dict(subprocess_env(OMP_NUM_THREADS="1"), PYTHONUNBUFFERED=unbuffered)
     rng = np.random.default_rng(0)
     data = tmp_path / "wide.txt"

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from svmscreen._validation import check_real_dtype
+from svmscreen._validation import check_csr_structure, check_real_dtype
 from svmscreen.datasets import load_svmlight_file
 
 __all__ = ["svm_read_problem", "evaluations", "evaluations_scipy", "csr_find_scale_param",
@@ -139,6 +139,9 @@ def _check_csr(x):
     if not isinstance(x, (sp.csr_matrix, sp.csr_array)):
         raise TypeError("x must be a scipy csr_matrix")
     check_real_dtype(x.dtype, "x")
+    # scipy's min/max and products read a column index past the width: a
+    # wrong scale (csr_find_scale_param) or a segfault (csr_scale)
+    check_csr_structure(x, "x")
 
 
 def csr_find_scale_param(x, lower=-1, upper=1):
