@@ -104,8 +104,10 @@ def check_csr_structure(X, name):
             or np.any(np.diff(indptr) < 0)):
         raise ValueError(f"{name}: malformed {fmt} matrix: indptr must start at 0, never "
                          "decrease and end within the stored entries")
-    if fmt == "BSR" and indptr[-1] > X.data.shape[0]:
-        raise ValueError(f"{name}: malformed BSR matrix: fewer blocks than indptr counts")
+    if X.data.shape[0] < indptr[-1]:
+        # (BSR: blocks) scipy's CSC and BSR conversions read past the end
+        raise ValueError(f"{name}: malformed {fmt} matrix: fewer stored values than indptr "
+                         "counts")
     # entries past indptr[-1] are not the matrix's (scipy prunes them)
     used = indices[:indptr[-1]]
     if fmt == "CSR":

@@ -312,16 +312,20 @@ def test_csr_with_a_malformed_indptr_is_refused(tmp_path):
 
 @pytest.mark.parametrize("entry", ["fit_binary", "SVC"])
 @pytest.mark.parametrize("flaw, message", [("indptr", "X: malformed CSC matrix"),
-                                           ("index", "X: CSC row index out of range")])
+                                           ("index", "X: CSC row index out of range"),
+                                           ("data", "X: malformed CSC matrix: fewer stored")])
 def test_csc_with_malformed_index_arrays_is_refused(entry, flaw, message, tmp_path):
     """A CSC matrix whose indptr runs past its entries, or a row index past
     its rows: scipy's CSC to CSR conversion (check_X's, or scikit-learn's
-    validate_data in the estimators) segfaulted; run in a child process."""
+    validate_data in the estimators) segfaulted; with fewer values than
+    entries it read past them, and fit_binary trained on what it found
+    there.  Run in a child process."""
     code = ("import numpy as np, scipy.sparse as sp, svmscreen\n"
             "from svmscreen.estimators import SVC\n"
             "X = sp.csc_matrix(np.eye(6) + 1)\n"
-            + ("ip = X.indptr.copy(); ip[2] = 10 ** 7; X.indptr = ip\n" if flaw == "indptr"
-               else "ix = X.indices.copy(); ix[4] = 50; X.indices = ix\n")
+            + {"indptr": "ip = X.indptr.copy(); ip[2] = 10 ** 7; X.indptr = ip\n",
+               "index": "ix = X.indices.copy(); ix[4] = 50; X.indices = ix\n",
+               "data": "X.data = np.ones(3)\n"}[flaw]
             + "try:\n"
             + ("    svmscreen.fit_binary(X, [1, -1] * 3)\n" if entry == "fit_binary"
                else "    SVC().fit(X, [1, -1] * 3)\n")
