@@ -171,12 +171,17 @@ cdef class Parser:
         File name used in error messages.
     precomputed : bool
         Allow index 0 and keep file indices as column numbers.
+    leading : int, default 1
+        How many numbers come before the features on every line: a data
+        file's label, or the nr_class - 1 coefficients of a LIBSVM model's
+        support-vector line.  Each is read and checked as a label.
     """
     cdef:
         object name
         bint precomputed
+        Py_ssize_t leading      # numbers before the features, each line
         # Growing outputs (C buffers, copied into ndarrays by ``finish``).
-        double* labels          # one per row
+        double* labels          # ``leading`` per row
         int64_t* indptr         # n_rows + 1 entries
         double* values          # one per stored entry
         int32_t* columns        # 0-based column of each entry
@@ -187,12 +192,16 @@ cdef class Parser:
         Py_ssize_t err_start, err_stop
         long err_a, err_b
 
-    def __cinit__(self, name, bint precomputed=False):
+    def __cinit__(self, name, bint precomputed=False, Py_ssize_t leading=1):
+        if leading < 1:
+            raise ValueError(f"leading must be >= 1, got {leading}")
         self.name = name
         self.precomputed = precomputed
-        self.cap_rows = 1024
+        self.leading = leading
+        # 1024 labels to start with, however many a line
+        self.cap_rows = max(1, 1024 // leading)
         self.cap_nnz = 16384
-        self.labels = <double*>realloc(NULL, self.cap_rows * sizeof(double))
+        self.labels = <double*>realloc(NULL, self.cap_rows * leading * sizeof(double))
         self.indptr = <int64_t*>realloc(NULL, (self.cap_rows + 1) * sizeof(int64_t))
         self.values = <double*>realloc(NULL, self.cap_nnz * sizeof(double))
         self.columns = <int32_t*>realloc(NULL, self.cap_nnz * sizeof(int32_t))
@@ -213,7 +222,7 @@ cdef class Parser:
 
     cdef int grow_rows(self) noexcept nogil:
         cdef Py_ssize_t cap = 2 * self.cap_rows
-        cdef double* labels = <double*>realloc(self.labels, cap * sizeof(double))
+        cdef double* labels = <double*>realloc(self.labels, cap * self.leading * sizeof(double))
         if labels == NULL:
             return ERR_NO_MEMORY
         self.labels = labels
@@ -259,7 +268,7 @@ cdef class Parser:
         checked to start with a non-space first, since ``strtod`` would skip
         leading whitespace, newlines included.
         """
-        cdef Py_ssize_t pos = 0, line_end, end, p, q, tok
+        cdef Py_ssize_t pos = 0, line_end, end, p, q, tok, j
         cdef const char* found
         cdef char* endp
         cdef double label, value
@@ -275,23 +284,25 @@ cdef class Parser:
             found = <const char*>memchr(buf + pos, b'#', line_end - pos)
             end = (found - buf) if found != NULL else line_end
 
-            # Label.
-            p = pos
-            while p < end and is_space(buf[p]):
-                p += 1
-            if p == end:
-                return self.fail(ERR_NO_LABEL, buf, pos, pos, 0, 0)
-            label = read_double(buf + p, &endp)
-            q = endp - buf
-            if q == p or q > end or (q < end and not is_space(buf[q])):
-                return self.fail(ERR_LABEL, buf, p, end, 0, 0)
-            if not isfinite(label):
-                return self.fail(ERR_LABEL_NOT_FINITE, buf, p, end, 0, 0)
+            # Label (or the ``leading`` numbers).
             if self.n_rows == self.cap_rows:
                 code = self.grow_rows()
                 if code != PARSE_OK:
                     return code
-            self.labels[self.n_rows] = label
+            q = pos
+            for j in range(self.leading):
+                p = q
+                while p < end and is_space(buf[p]):
+                    p += 1
+                if p == end:
+                    return self.fail(ERR_NO_LABEL, buf, pos, pos, 0, 0)
+                label = read_double(buf + p, &endp)
+                q = endp - buf
+                if q == p or q > end or (q < end and not is_space(buf[q])):
+                    return self.fail(ERR_LABEL, buf, p, end, 0, 0)
+                if not isfinite(label):
+                    return self.fail(ERR_LABEL_NOT_FINITE, buf, p, end, 0, 0)
+                self.labels[self.n_rows * self.leading + j] = label
 
             # Features.
             prev = lowest - 1
@@ -417,10 +428,11 @@ cdef class Parser:
     def finish(self):
         """Return ``(labels, data, indices, indptr, max_index)``.
 
-        ``labels``, ``data`` are float64; ``indices`` int32 0-based columns;
+        ``labels`` (``leading`` per row, row after row), ``data`` are
+        float64; ``indices`` int32 0-based columns;
         ``indptr`` int64; ``max_index`` the largest file index (-1 if none).
         """
-        labels = np.empty(self.n_rows, dtype=np.float64)
+        labels = np.empty(self.n_rows * self.leading, dtype=np.float64)
         data = np.empty(self.nnz, dtype=np.float64)
         indices = np.empty(self.nnz, dtype=np.int32)
         indptr = np.empty(self.n_rows + 1, dtype=np.int64)
@@ -428,7 +440,7 @@ cdef class Parser:
         cdef int32_t[::1] indices_v = indices
         cdef int64_t[::1] indptr_v = indptr
         if self.n_rows > 0:
-            memcpy(&labels_v[0], self.labels, self.n_rows * sizeof(double))
+            memcpy(&labels_v[0], self.labels, self.n_rows * self.leading * sizeof(double))
         if self.nnz > 0:
             memcpy(&data_v[0], self.values, self.nnz * sizeof(double))
             memcpy(&indices_v[0], self.columns, self.nnz * sizeof(int32_t))
