@@ -21,7 +21,8 @@ What this module trusts: ``Parser.feed`` receives a ``bytes`` object whose
 first ``n`` bytes end with a newline or are the whole object (the caller in
 ``datasets.py`` splits its input at newlines); ``format_rows`` receives CSR
 arrays already validated by ``datasets.py`` (int64 ``indices``/``indptr``,
-float64 finite ``data``, one ``bytes`` label per row).  Numbers outside the
+float64 finite ``data``, one ``bytes`` label per row), ``format_sv_lines``
+those of an ``svm_model`` (``modelfile.py``).  Numbers outside the
 fast path are read with the C library's ``strtod``, so they assume the "C"
 ``LC_NUMERIC`` locale that Python keeps unless a program changes it.
 """
@@ -511,6 +512,58 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
                 if scale_style:
                     out[used] = b' '
                     used += 1
+                out[used] = b'\n'
+                used += 1
+        return PyBytes_FromStringAndSize(out, used)
+    finally:
+        free(out)
+
+
+# Room for one "%.17g " coefficient (25 characters, e.g.
+# "-1.2345678901234567e-308 ") or one "%d:%.8g " entry (1 + 10 + 1 + 15 + 1
+# = 28: an int32 file index, "-1.2345678e-308").
+cdef enum:
+    SV_NUMBER_WIDTH = 32
+
+
+def format_sv_lines(const double[:, ::1] coef, const double[::1] data,
+                    const int64_t[::1] indices, const int64_t[::1] indptr,
+                    Py_ssize_t start, Py_ssize_t stop):
+    """Format rows ``start:stop`` of a model's support vectors as LIBSVM's
+    ``svm_save_model`` writes them (svm.cpp): each coefficient as
+    ``"%.17g "``, each entry as ``"%d:%.8g "`` with the file index =
+    column + 1, then a newline.
+
+    Parameters
+    ----------
+    coef : ndarray, shape (n_SV, nr_class - 1)
+        The coefficients of every support vector (``sv_coef.T``).
+    data, indices, indptr : ndarray
+        CSR arrays of the support vectors: float64 values, int64 0-based
+        columns below ``2**31 - 1``, int64 offsets.
+    start, stop : int
+        Row range to format.
+
+    Returns
+    -------
+    bytes
+        The lines, as C's printf writes the numbers (a nan with its sign
+        bit as ``-nan``).
+    """
+    cdef Py_ssize_t i, j, k, used = 0, m = coef.shape[1]
+    cdef Py_ssize_t size = ((stop - start) * (m + 1)
+                            + (indptr[stop] - indptr[start])) * SV_NUMBER_WIDTH + 1
+    cdef char* out = <char*>realloc(NULL, size)
+    if out == NULL:
+        raise MemoryError("cannot allocate the output buffer")
+    try:
+        with nogil:
+            for i in range(start, stop):
+                for j in range(m):
+                    used += snprintf(out + used, SV_NUMBER_WIDTH + 1, b"%.17g ", coef[i, j])
+                for k in range(indptr[i], indptr[i + 1]):
+                    used += snprintf(out + used, SV_NUMBER_WIDTH + 1, b"%lld:%.8g ",
+                                     <long long>(indices[k] + 1), data[k])
                 out[used] = b'\n'
                 used += 1
         return PyBytes_FromStringAndSize(out, used)

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._files import atomic_output
-from svmscreen._svmlight import Parser
+from svmscreen._svmlight import Parser, format_sv_lines
 from svmscreen._validation import INT_MAX, fits_c_int
 from svmscreen.libsvm.svm import (C_SVC, KERNEL_TYPE_TABLE, NU_SVC, POLY, PRECOMPUTED, RBF,
                                   SIGMOID, SVM_TYPE_TABLE, c_number, svm_model,
@@ -51,6 +51,9 @@ from svmscreen.libsvm.svm import (C_SVC, KERNEL_TYPE_TABLE, NU_SVC, POLY, PRECOM
 __all__ = ["format_model", "save_model", "load_model"]
 
 N_DENSITY_MARKS = 10
+# Support vectors formatted at a time: bounds the C buffer (about 30 bytes
+# a number) for models of many classes or wide rows.
+_FORMAT_ROWS = 4096
 
 
 # ------------------------------------------------------------------ writer
@@ -88,28 +91,38 @@ def format_model(model):
     out.append("SV\n")
     # sv_coef is (k - 1) x l; one class (k = 1, l = 0) has no rows to write
     coef = np.asarray(model.sv_coef, dtype=np.float64).reshape(max(k - 1, 0), int(model.l)).T
+    SV = model.SV
+    if kernel_type == PRECOMPUTED:
+        out.extend(_precomputed_sv_lines(coef, SV, int(model.l)))
+        return "".join(out)
+    # formatted in C: "%d:%.8g " % entry and "%.17g " % coefficient in
+    # Python took an a9a model (2 classes) 2.1 times libsvm's svm_save_model
+    coef = np.ascontiguousarray(coef)
+    data = np.ascontiguousarray(SV.data, dtype=np.float64)
+    indices = np.ascontiguousarray(SV.indices, dtype=np.int64)
+    indptr = np.ascontiguousarray(SV.indptr, dtype=np.int64)
+    for start in range(0, int(model.l), _FORMAT_ROWS):
+        stop = min(start + _FORMAT_ROWS, int(model.l))
+        out.append(format_sv_lines(coef, data, indices, indptr, start, stop).decode("ascii"))
+    return "".join(out)
+
+
+def _precomputed_sv_lines(coef, SV, l):
+    """The SV lines of a precomputed kernel's model, "0:%d " of the serial
+    (svm.cpp's (int)value) after the coefficients.  In Python: one entry a
+    line, and Python's int of a serial past INT_MAX, which C's %d cannot
+    write, stays as before."""
     if np.any(np.isnan(coef) & np.signbit(coef)):
         # printf writes a nan with its sign bit (x86's 0 * inf: a nu-SVC
         # pair with r = 0) as "-nan"; Python's % drops the sign
         coef_text = ["".join(c_number("%.17g", v) + " " for v in row) for row in coef.tolist()]
     else:
-        coef_format = "%.17g " * max(k - 1, 0)
+        coef_format = "%.17g " * coef.shape[1]
         coef_text = [coef_format % tuple(row) for row in coef.tolist()]
-    SV = model.SV
     indptr = SV.indptr
-    if kernel_type == PRECOMPUTED:
-        first = [float(SV.data[indptr[r]]) if indptr[r + 1] > indptr[r] and
-                 SV.indices[indptr[r]] == 0 else 0.0 for r in range(model.l)]
-        for r in range(model.l):
-            out.append(coef_text[r] + "0:%d \n" % int(first[r]))
-    else:
-        indices = (SV.indices.astype(np.int64) + 1).tolist()
-        values = SV.data.tolist()
-        for r in range(model.l):
-            lo, hi = int(indptr[r]), int(indptr[r + 1])
-            nodes = "".join("%d:%.8g " % pair for pair in zip(indices[lo:hi], values[lo:hi]))
-            out.append(coef_text[r] + nodes + "\n")
-    return "".join(out)
+    first = [float(SV.data[indptr[r]]) if indptr[r + 1] > indptr[r] and
+             SV.indices[indptr[r]] == 0 else 0.0 for r in range(l)]
+    return [coef_text[r] + "0:%d \n" % int(first[r]) for r in range(l)]
 
 
 def save_model(path, model):
