@@ -520,10 +520,12 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
 
 
 # Room for one "%.17g " coefficient (25 characters, e.g.
-# "-1.2345678901234567e-308 ") or one "%d:%.8g " entry (1 + 10 + 1 + 15 + 1
-# = 28: an int32 file index, "-1.2345678e-308").
+# "-1.2345678901234567e-308 ") or one "%lld:%.8g " entry (20 + 1 + 15 + 1
+# = 37: any int64 file index, "-1.2345678e-308").  A hand-built model's
+# index past INT_MAX is written whole, as the Python writer did; 32 had cut
+# such an entry and counted the bytes it could not write (a heap overflow).
 cdef enum:
-    SV_NUMBER_WIDTH = 32
+    SV_NUMBER_WIDTH = 40
 
 
 def format_sv_lines(const double[:, ::1] coef, const double[::1] data,
@@ -540,7 +542,7 @@ def format_sv_lines(const double[:, ::1] coef, const double[::1] data,
         The coefficients of every support vector (``sv_coef.T``).
     data, indices, indptr : ndarray
         CSR arrays of the support vectors: float64 values, int64 0-based
-        columns below ``2**31 - 1``, int64 offsets.
+        columns (LIBSVM's are below ``2**31 - 1``), int64 offsets.
     start, stop : int
         Row range to format.
 

@@ -1333,6 +1333,27 @@ def test_binary_model_sv_lines_are_read_in_c(tmp_path, monkeypatch):
             load_model(str(path))
 
 
+def test_saved_sv_entries_of_any_width_are_written_whole(tmp_path):
+    """The SV lines are formatted in C with room for any int64 index: a
+    hand-built model's index of 1e18 with a value of 17 characters had
+    been cut, its line counted past what was written (garbage bytes, a
+    heap overflow).  The text is "%d:%.8g " of each entry, as before."""
+    m = ours.svm_train([1, -1, 1, -1], np.array([[1.0, 0], [0, 1], [1, 1], [0, 0.5]]),
+                       "-q -t 0")
+    SV = m.SV.tocsr()
+    columns = SV.indices.astype(np.int64) + 10 ** 18
+    values = np.full(SV.nnz, -1.2345678e-308)
+    m.SV = sp.csr_matrix((values, columns, SV.indptr), shape=(SV.shape[0], 10 ** 18 + 2))
+    path = tmp_path / "wide.model"
+    ours.svm_save_model(str(path), m)
+    lines = path.read_text().split("SV\n")[1].splitlines()
+    coef = np.asarray(m.sv_coef).ravel()
+    for r, line in enumerate(lines):
+        lo, hi = SV.indptr[r], SV.indptr[r + 1]
+        assert line == "%.17g " % coef[r] + "".join(
+            "%d:%.8g " % (c + 1, v) for c, v in zip(columns[lo:hi], values[lo:hi]))
+
+
 def test_multiclass_model_sv_lines_are_read_in_c(tmp_path, monkeypatch):
     """The nr_class - 1 coefficients of a multi-class SV line are the C
     parser's leading numbers (a 2.8 MB letter.scale model, 26 classes,
