@@ -37,7 +37,7 @@ from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_box_over
                                    check_X, is_balanced, resolve_gamma,
                                    warn_if_not_converged)
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
-                                    multiclass_probability, sigmoid_predict, sigmoid_train)
+                                    pairwise_coupling, sigmoid_predict, sigmoid_train)
 from svmscreen.model import check_decisions_finite, solve_dual
 from svmscreen.one_vs_one import fold_accuracy, pair_votes
 from svmscreen.path import (SCREENING_RULES, _parallel, _sequential, check_C_grid, cv_splits,
@@ -445,10 +445,7 @@ class SVC(_Estimator):
         n_classes = self.classes_.size
         if n_classes == 2:
             return np.column_stack([r[:, 0], 1 - r[:, 0]])
-        R = np.zeros((dec.shape[0], n_classes, n_classes))
-        for pair, (i, j) in enumerate(class_pairs(n_classes)):
-            R[:, i, j], R[:, j, i] = r[:, pair], 1 - r[:, pair]
-        return multiclass_probability(R)
+        return pairwise_coupling(r, n_classes)
 
     @available_if(_check_proba)
     def predict_log_proba(self, X):

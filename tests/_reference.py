@@ -21,13 +21,18 @@ reference.
 [0, C_i], equality y'a = 0 when fit_intercept) and also returns the interval
 of optimal intercepts (a point when a free support vector exists).
 
+``libsvm_multiclass_probability`` is svm.cpp's ``multiclass_probability``
+(LIBSVM 3.37) written out in Python floats, which round as C's doubles: the
+package's typed loop must give its probabilities bit for bit.
+
 Trusts: finite inputs, symmetric positive semi-definite Q, finite bounds with
 lo <= hi, and a feasible equality.  Nothing here is fast; nothing here is
 used by the package.
 """
 import numpy as np
 
-__all__ = ["exact_box_qp", "exact_box_qp_full", "exact_svc", "svc_margins"]
+__all__ = ["exact_box_qp", "exact_box_qp_full", "exact_svc", "svc_margins",
+           "libsvm_multiclass_probability"]
 
 
 def _feasible_start(lo, hi, y, delta):
@@ -327,3 +332,51 @@ def svc_margins(K, y, alpha, b=0.0):
     """y_i f(x_i) = y_i (sum_j y_j a_j K_ij + b) for every sample."""
     y = np.asarray(y, dtype=np.float64)
     return y * (K @ (y * alpha) + b)
+
+
+def libsvm_multiclass_probability(r):
+    """svm.cpp's ``multiclass_probability`` on one k x k list of lists r
+    (r[i][j] = P(i | i or j)), statement by statement.
+
+    Returns
+    -------
+    p : ndarray (k,)
+    exceeded : bool, whether it ended at max_iter (LIBSVM's "Exceeds
+        max_iter in multiclass_prob").
+    """
+    k = len(r)
+    max_iter, eps = max(100, k), 0.005 / k
+    Q = [[0.0] * k for _ in range(k)]
+    Qp = [0.0] * k
+    p = [1.0 / k] * k
+    for t in range(k):
+        for j in range(t):
+            Q[t][t] += r[j][t] * r[j][t]
+            Q[t][j] = Q[j][t]
+        for j in range(t + 1, k):
+            Q[t][t] += r[j][t] * r[j][t]
+            Q[t][j] = -r[j][t] * r[t][j]
+    iteration = 0
+    while iteration < max_iter:
+        pQp = 0.0
+        for t in range(k):
+            Qp[t] = 0.0
+            for j in range(k):
+                Qp[t] += Q[t][j] * p[j]
+            pQp += p[t] * Qp[t]
+        max_error = 0.0
+        for t in range(k):
+            error = abs(Qp[t] - pQp)
+            if error > max_error:
+                max_error = error
+        if max_error < eps:
+            break
+        for t in range(k):
+            diff = (-Qp[t] + pQp) / Q[t][t]
+            p[t] += diff
+            pQp = (pQp + diff * (diff * Q[t][t] + 2 * Qp[t])) / (1 + diff) / (1 + diff)
+            for j in range(k):
+                Qp[j] = (Qp[j] + diff * Q[t][j]) / (1 + diff)
+                p[j] /= 1 + diff
+        iteration += 1
+    return np.array(p), iteration >= max_iter

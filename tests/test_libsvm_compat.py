@@ -20,6 +20,7 @@
 """
 import ctypes
 import lzma
+import math
 import os
 import platform
 import re
@@ -30,6 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from _reference import libsvm_multiclass_probability
 from conftest import subprocess_env
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
@@ -998,6 +1000,72 @@ def test_multiclass_probability_solves_the_coupling_problem():
         exact = np.linalg.solve(kkt, np.r_[np.zeros(k), 1.0])[:k]
         np.testing.assert_allclose(P[n], exact, atol=2e-3)
         assert abs(P[n].sum() - 1) < 1e-12
+
+
+@pytest.mark.parametrize("k", [2, 3, 7, 26, 101])
+def test_multiclass_probability_is_libsvms_loop_bit_for_bit(k):
+    """The typed loop repeats svm.cpp's operations in its order: the same
+    probabilities to the bit, and its message for each row that ends at
+    max(100, k) sweeps (a row scaled far outside [0, 1], whose round-off
+    exceeds the tolerance 0.005/k)."""
+    rng = np.random.default_rng(k)
+    rows = 6 if k < 100 else 2
+    upper = np.triu_indices(k, 1)
+    r = np.clip(rng.normal(0.5, 2.0, (rows, upper[0].size)), lsm.MIN_PROB, 1 - lsm.MIN_PROB)
+    r[0, : k // 2] = lsm.MIN_PROB                # clipped estimates, as a predict makes
+    r[-1] *= 1e10
+    R = np.full((rows, k, k), np.nan)            # the diagonal is never read
+    R[:, upper[0], upper[1]] = r
+    R[:, upper[1], upper[0]] = 1 - r
+    R_before = R.copy()
+    messages = []
+    P = lsm.multiclass_probability(R, messages.append)
+    expected = [libsvm_multiclass_probability(R[i].tolist()) for i in range(rows)]
+    np.testing.assert_array_equal(P, [p for p, _ in expected])
+    assert expected[-1][1] and not expected[0][1]
+    assert messages == ["Exceeds max_iter in multiclass_prob\n"] * sum(e for _, e in expected)
+    np.testing.assert_array_equal(R, R_before)
+    np.testing.assert_array_equal(lsm.pairwise_coupling(r, k), P)
+    assert lsm.multiclass_probability(R[:0]).shape == (0, k)
+
+
+def test_probabilities_are_libsvms_given_its_pairwise_estimates(data_root):
+    """libsvm-official's -b 1 output is the coupling of its own decision
+    values' sigmoids (svm.cpp's sigmoid_predict with the C library's exp,
+    clipped to [1e-7, 1 - 1e-7]) to the bit: only the decision values and
+    exp's last bit can separate svmscreen's probabilities from LIBSVM's."""
+    y, X = problem("letter.scale", data_root, 600)
+    reseed()
+    m_lib = official.svm_train(y, X, "-b 1 -q")
+    k = m_lib.get_nr_class()
+    n_pairs = k * (k - 1) // 2
+    A, B = m_lib.probA[:n_pairs], m_lib.probB[:n_pairs]
+    _, _, dec = official.svm_predict(y[:200], X[:200], m_lib, "-q")
+    _, _, prob = official.svm_predict(y[:200], X[:200], m_lib, "-b 1 -q")
+
+    def sigmoid(f, a, b):
+        fApB = f * a + b
+        if fApB >= 0:
+            return math.exp(-fApB) / (1.0 + math.exp(-fApB))
+        return 1.0 / (1 + math.exp(fApB))
+
+    r = np.array([[min(max(sigmoid(f, a, b), lsm.MIN_PROB), 1 - lsm.MIN_PROB)
+                   for f, a, b in zip(row, A, B)] for row in dec])
+    np.testing.assert_array_equal(lsm.pairwise_coupling(r, k), prob)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: lsm.multiclass_probability(np.zeros((2, 3))), "R must have shape"),
+    (lambda: lsm.multiclass_probability(np.zeros((2, 3, 4))), "R must have shape"),
+    (lambda: lsm.multiclass_probability(np.zeros((2, 0, 0))), "R must have shape"),
+    (lambda: lsm.multiclass_probability(np.array([[[0, np.nan], [1, 0]]])), "R must be finite"),
+    (lambda: lsm.pairwise_coupling(np.zeros((2, 4)), 3), "r must have shape"),
+    (lambda: lsm.pairwise_coupling(np.zeros((2, 0)), 0), "r must have shape"),
+    (lambda: lsm.pairwise_coupling(np.array([[0.5, np.inf, 0.5]]), 3), "r must be finite"),
+], ids=["2d", "not-square", "no-class", "nan", "pair-count", "no-class-pairs", "inf"])
+def test_coupling_refuses_malformed_estimates(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
 
 
 # ============================================================ svmutil API

@@ -31,12 +31,14 @@ fold assignments and probability models match LIBSVM's.
 Trusts its caller (``svmutil``, ``commands``): the problem comes from
 ``svm.svm_problem`` and the parameters passed ``svm.check_parameter``.
 """
+import operator
 import sys
 
 import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._kernels import Kernel, compute_layout, cross_kernel
+from svmscreen._probability import couple_matrices, couple_pairs
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import INT_MAX
 from svmscreen.libsvm._rand import default_generator
@@ -46,7 +48,7 @@ from svmscreen.libsvm.svm import (C_SVC, EPSILON_SVR, KERNEL_CODE_NAMES, NU_SVC,
 
 __all__ = ["train", "cross_validation", "group_classes", "decision_values", "predict",
            "predict_probability", "sigmoid_train", "sigmoid_predict",
-           "multiclass_probability", "resolve_parameters"]
+           "multiclass_probability", "pairwise_coupling", "resolve_parameters"]
 
 MIN_PROB = 1e-7              # pairwise probabilities are clipped to [MIN_PROB, 1 - MIN_PROB]
 PROBABILITY_FOLDS = 5        # svm_binary_svc_probability's internal CV
@@ -629,12 +631,12 @@ def multiclass_probability(R, info=None):
 
     Parameters
     ----------
-    R : ndarray (n, k, k)
+    R : array_like (n, k, k), k >= 1, finite
         R[:, i, j] = r_ij, the pairwise estimate P(i | i or j); the diagonal
         is ignored.
     info : callable or None
         LIBSVM's output hook, for its "Exceeds max_iter in multiclass_prob"
-        message (``None`` prints nothing).
+        message, once per row that ends there (``None`` prints nothing).
 
     Returns
     -------
@@ -643,45 +645,57 @@ def multiclass_probability(R, info=None):
     For each row it solves  min_p p'Qp  s.t.  sum p = 1, with
     Q_tt = sum_{j != t} r_jt^2 and Q_tj = -r_jt r_tj, by LIBSVM's fixed-point
     coordinate updates until max_t |(Qp)_t - p'Qp| < 0.005/k or
-    max(100, k) sweeps.  Rows are processed together, each stopping on its
-    own, so every row follows LIBSVM's exact sequence of updates.
+    max(100, k) sweeps (``svmscreen._probability``: svm.cpp's loops, so
+    LIBSVM's probabilities bit for bit).
     """
-    R = np.asarray(R, dtype=np.float64)
-    n, k = R.shape[0], R.shape[1]
-    off = ~np.eye(k, dtype=bool)
-    Rt = np.swapaxes(R, 1, 2)                     # Rt[:, t, j] = r_jt
-    Q = -Rt * R                                   # Q[:, t, j] = -r_jt r_tj
-    Q[:, ~off] = 0.0
-    Q[:, np.arange(k), np.arange(k)] = np.where(off[None], Rt * Rt, 0.0).sum(axis=2)
-    P = np.full((n, k), 1.0 / k)
-    max_iter = max(100, k)
-    eps = 0.005 / k
-    active = np.arange(n)
-    it = 0
-    while it < max_iter and active.size:
-        Qa = Q[active]
-        pa = P[active]
-        Qp = np.einsum("rtj,rj->rt", Qa, pa)
-        pQp = np.einsum("rt,rt->r", pa, Qp)
-        error = np.max(np.abs(Qp - pQp[:, None]), axis=1)
-        moving = error >= eps
-        active = active[moving]
-        if not active.size:
-            break
-        Qa, pa, Qp, pQp = Qa[moving], pa[moving], Qp[moving], pQp[moving]
-        for t in range(k):
-            Qtt = Qa[:, t, t]
-            diff = (-Qp[:, t] + pQp) / Qtt
-            pa[:, t] += diff
-            scale = 1.0 + diff
-            pQp = (pQp + diff * (diff * Qtt + 2 * Qp[:, t])) / scale / scale
-            Qp = (Qp + diff[:, None] * Qa[:, t, :]) / scale[:, None]
-            pa /= scale[:, None]
-        P[active] = pa
-        it += 1
-    if it >= max_iter and info is not None:
-        info("Exceeds max_iter in multiclass_prob\n")
+    R = np.ascontiguousarray(R, dtype=np.float64)
+    if R.ndim != 3 or R.shape[1] != R.shape[2] or R.shape[1] < 1:
+        raise ValueError(f"R must have shape (n, k, k) with k >= 1, got {R.shape}")
+    # svm.cpp's loop turns a nan or inf estimate into nan probabilities (its
+    # stopping test skips nan errors); LIBSVM's own are clipped and finite
+    if not np.isfinite(R[:, ~np.eye(R.shape[1], dtype=bool)]).all():
+        raise ValueError("R must be finite off its diagonal: it holds nan or inf")
+    P = np.empty(R.shape[:2])
+    _exceeded(couple_matrices(R, P), info)
     return P
+
+
+def pairwise_coupling(r, nr_class, info=None):
+    """``multiclass_probability`` of the pairs' estimates, as
+    ``svm_predict_probability`` calls it.
+
+    Parameters
+    ----------
+    r : array_like (n, k(k-1)/2), finite
+        r[:, m] = r_ij = P(i | i or j) of the m-th pair (i, j) of
+        ``class_pairs(k)``; r_ji = 1 - r_ij.
+    nr_class : int
+        k >= 1.
+    info : callable or None
+        As for ``multiclass_probability``.
+
+    Returns
+    -------
+    P : ndarray (n, k), equal to ``multiclass_probability`` of the k x k
+        matrices, without forming them.
+    """
+    k = operator.index(nr_class)
+    r = np.ascontiguousarray(r, dtype=np.float64)
+    if k < 1 or r.ndim != 2 or r.shape[1] != k * (k - 1) // 2:
+        raise ValueError(f"r must have shape (n, k(k-1)/2) with k = nr_class >= 1, got "
+                         f"nr_class = {nr_class} and r of shape {r.shape}")
+    if not np.isfinite(r).all():
+        raise ValueError("r must be finite: it holds nan or inf")
+    P = np.empty((r.shape[0], k))
+    _exceeded(couple_pairs(r, P), info)
+    return P
+
+
+def _exceeded(count, info):
+    # svm.cpp prints the message from each call, i.e. for each row
+    if info is not None:
+        for _ in range(count):
+            info("Exceeds max_iter in multiclass_prob\n")
 
 
 # -------------------------------------------------------------- prediction
@@ -846,15 +860,7 @@ def predict_probability(model, X, info=None):
         if k == 2:
             prob = np.column_stack([r[:, 0], 1 - r[:, 0]])
         else:
-            prob = np.empty((dec.shape[0], k))
-            chunk = max(1, (1 << 21) // (k * k))
-            for start in range(0, dec.shape[0], chunk):
-                rc = r[start:start + chunk]
-                R = np.zeros((rc.shape[0], k, k))
-                for p, (i, j) in enumerate(class_pairs(k)):
-                    R[:, i, j] = rc[:, p]
-                    R[:, j, i] = 1 - rc[:, p]
-                prob[start:start + chunk] = multiclass_probability(R, info)
+            prob = pairwise_coupling(r, k, info)
         return label[np.argmax(prob, axis=1)], prob
     if svm_type == ONE_CLASS and model.prob_density_marks is not None:
         p_normal = one_class_probability(model, dec[:, 0])
