@@ -1422,6 +1422,37 @@ def test_saved_sv_entries_of_any_width_are_written_whole(tmp_path):
             "%d:%.8g " % (c + 1, v) for c, v in zip(columns[lo:hi], values[lo:hi]))
 
 
+def test_saving_a_model_with_a_malformed_sv_is_refused(tmp_path):
+    """The SV lines' C formatter reads rows 0 to l of model.SV unchecked: a
+    hand-built SV of fewer rows wrote lines read past indptr (garbage), an
+    indptr past the stored entries segfaulted, a CSC matrix asked for a
+    buffer of a negative size.  Now errors naming model.SV (in a child
+    process: the crash was the interpreter's)."""
+    code = ("import numpy as np\n"
+            "from svmscreen.libsvm import svmutil\n"
+            "X = np.random.default_rng(0).normal(size=(30, 4))\n"
+            "y = [1] * 10 + [2] * 10 + [3] * 10\n"
+            "m = svmutil.svm_train(y, X, '-q')\n"
+            "SV = m.SV\n"
+            "bad_indptr = SV.copy()\n"
+            "bad_indptr.indptr[-1] = 10 ** 6\n"
+            "for sv in (SV[:-1], bad_indptr, SV.tocsc()):\n"
+            "    m.SV = sv\n"
+            "    try:\n"
+            "        svmutil.svm_save_model('m', m)\n"
+            "    except (TypeError, ValueError) as exc:\n"
+            "        print(type(exc).__name__, exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=subprocess_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "ValueError model.SV has 29 rows, fewer than model.l = 30 support vectors",
+        "ValueError model.SV: malformed CSR matrix: indptr must start at 0, never decrease "
+        "and end within the stored entries",
+        "TypeError model.SV must be a scipy CSR matrix, got csc_matrix"]
+    assert not (tmp_path / "m").exists()
+
+
 def test_multiclass_model_sv_lines_are_read_in_c(tmp_path, monkeypatch):
     """The nr_class - 1 coefficients of a multi-class SV line are the C
     parser's leading numbers (a 2.8 MB letter.scale model, 26 classes,

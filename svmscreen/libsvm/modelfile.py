@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from svmscreen._files import atomic_output
 from svmscreen._svmlight import Parser, format_sv_lines
-from svmscreen._validation import INT_MAX, fits_c_int
+from svmscreen._validation import INT_MAX, check_csr_structure, fits_c_int
 from svmscreen.libsvm.svm import (C_SVC, KERNEL_TYPE_TABLE, NU_SVC, POLY, PRECOMPUTED, RBF,
                                   SIGMOID, SVM_TYPE_TABLE, c_number, svm_model,
                                   svm_parameter)
@@ -92,6 +92,15 @@ def format_model(model):
     # sv_coef is (k - 1) x l; one class (k = 1, l = 0) has no rows to write
     coef = np.asarray(model.sv_coef, dtype=np.float64).reshape(max(k - 1, 0), int(model.l)).T
     SV = model.SV
+    # format_sv_lines reads indptr and the entries of rows 0 to l unchecked:
+    # a hand-built SV of fewer rows or with a malformed indptr wrote lines
+    # read past its arrays (garbage, or a segfault)
+    if not (sp.issparse(SV) and SV.format == "csr"):
+        raise TypeError(f"model.SV must be a scipy CSR matrix, got {type(SV).__name__}")
+    if SV.indptr.shape[0] - 1 < int(model.l):
+        raise ValueError(f"model.SV has {SV.indptr.shape[0] - 1} rows, fewer than model.l = "
+                         f"{int(model.l)} support vectors")
+    check_csr_structure(SV, "model.SV")
     if kernel_type == PRECOMPUTED:
         out.extend(_precomputed_sv_lines(coef, SV, int(model.l)))
         return "".join(out)
