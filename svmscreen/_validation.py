@@ -100,7 +100,18 @@ def check_csr_structure(X, name):
         return
     fmt = X.format.upper()
     indptr, indices = X.indptr, X.indices
-    if (indptr.size == 0 or indptr[0] != 0 or indptr[-1] > indices.size
+    # an indptr shortened after construction (scipy checks its length only
+    # there): the conversions and csr_find_scale_param read past its end
+    if fmt == "CSR":
+        n_major, what = X.shape[0], "rows"
+    elif fmt == "CSC":
+        n_major, what = X.shape[1], "columns"
+    else:
+        n_major, what = X.shape[0] // X.blocksize[0], "block rows"
+    if indptr.ndim != 1 or indptr.size != n_major + 1:
+        raise ValueError(f"{name}: malformed {fmt} matrix: indptr has {indptr.size} entries, "
+                         f"its {n_major} {what} need {n_major + 1}")
+    if (indptr[0] != 0 or indptr[-1] > indices.size
             or np.any(np.diff(indptr) < 0)):
         raise ValueError(f"{name}: malformed {fmt} matrix: indptr must start at 0, never "
                          "decrease and end within the stored entries")

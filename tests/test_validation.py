@@ -363,6 +363,35 @@ def test_malformed_bsr_and_dumped_csr_are_refused(call, message, tmp_path):
     assert message in out.stdout
 
 
+@pytest.mark.parametrize("matrix, call, message", [
+    ("sp.csr_matrix(A)", "commonutil.csr_find_scale_param(X)",
+     "x: malformed CSR matrix: indptr has 18 entries, its 20 rows need 21"),
+    ("sp.csc_matrix(A)", "svmscreen.fit_binary(X, y)",
+     "X: malformed CSC matrix: indptr has 2 entries, its 4 columns need 5"),
+    ("sp.bsr_matrix(A, blocksize=(2, 2))", "svmscreen.dump_svmlight_file(X, y, io.BytesIO())",
+     "X: malformed BSR matrix: indptr has 8 entries, its 10 block rows need 11"),
+], ids=["csr-scale", "csc-fit", "bsr-dump"])
+def test_an_indptr_of_the_wrong_length_is_refused(matrix, call, message, tmp_path):
+    """scipy checks the length of indptr when it builds a matrix, not when
+    indptr is replaced: a shorter one made csr_find_scale_param and the
+    CSC and BSR conversions read past its end (a segfault, or heap
+    corruption and an abort).  Run in a child process."""
+    code = ("import io, numpy as np, scipy.sparse as sp, svmscreen\n"
+            "from svmscreen.libsvm import commonutil\n"
+            "A = np.abs(np.random.default_rng(0).normal(size=(20, 4)))\n"
+            "y = [1, -1] * 10\n"
+            f"X = {matrix}\n"
+            "X.indptr = X.indptr[:-3].copy()\n"
+            "try:\n"
+            f"    {call}\n"
+            "except ValueError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=subprocess_env())
+    assert out.returncode == 0, out.stderr
+    assert message in out.stdout
+
+
 # ----------------------------------------------------------- precomputed
 def rbf_gram(A, B, gamma):
     diff = A[:, None, :] - B[None, :, :]
