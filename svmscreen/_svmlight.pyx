@@ -35,6 +35,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport free, realloc, strtod, strtol
 from libc.string cimport memchr, memcmp, memcpy
+from cpython.pyport cimport PY_SSIZE_T_MAX
 
 cnp.import_array()
 
@@ -196,6 +197,11 @@ cdef class Parser:
     def __cinit__(self, name, bint precomputed=False, Py_ssize_t leading=1):
         if leading < 1:
             raise ValueError(f"leading must be >= 1, got {leading}")
+        cdef Py_ssize_t most = PY_SSIZE_T_MAX // (2 * 1024 * <Py_ssize_t>sizeof(double))
+        if leading > most:
+            # the labels' byte count wrapped around: a tiny buffer, written
+            # past its end
+            raise ValueError(f"leading must be at most {most}, got {leading}")
         self.name = name
         self.precomputed = precomputed
         self.leading = leading
@@ -223,6 +229,8 @@ cdef class Parser:
 
     cdef int grow_rows(self) noexcept nogil:
         cdef Py_ssize_t cap = 2 * self.cap_rows
+        if cap > PY_SSIZE_T_MAX // (self.leading * <Py_ssize_t>sizeof(double)):
+            return ERR_NO_MEMORY
         cdef double* labels = <double*>realloc(self.labels, cap * self.leading * sizeof(double))
         if labels == NULL:
             return ERR_NO_MEMORY

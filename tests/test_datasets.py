@@ -779,3 +779,17 @@ def test_lzma_alone_files_are_still_decompressed(tmp_path):
         fh.write(b"1 1:0.5 2:1\n-1 1:-0.5\n")
     X, y = load_svmlight_file(path)
     np.testing.assert_array_equal(X.toarray(), [[0.5, 1.0], [-0.5, 0.0]])
+
+
+def test_parser_refuses_a_leading_count_whose_buffer_size_overflows():
+    """Parser(leading=m) keeps m numbers a row: at m = 2**61 the byte count
+    of its first rows wrapped around to 0, and the numbers of a line were
+    written past the end of that allocation (a heap overflow)."""
+    from svmscreen._svmlight import Parser
+    with pytest.raises(ValueError, match="leading must be at most"):
+        Parser("x", leading=2 ** 61)
+    parser = Parser("x", leading=3)
+    parser.feed(b"1 2 3 1:1\n", 10)
+    labels, data, _, indptr, _ = parser.finish()
+    np.testing.assert_array_equal(labels, [1, 2, 3])
+    np.testing.assert_array_equal(indptr, [0, 1])
