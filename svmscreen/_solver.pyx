@@ -1801,7 +1801,8 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     cdef double[::1] alpha_out, grad_out
     cdef unsigned char[::1] frozen_out
     # lengths only (the values are the caller's, see the module docstring):
-    # the typed loops index them without bounds checks
+    # the typed loops index them without bounds checks.  fixed's here, the
+    # vectors' in _in_positions.
     if has_fixed:
         fixed_mask = np.asarray(fixed, dtype=bool)
         if fixed_mask.shape != (n,):
