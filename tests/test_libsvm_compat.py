@@ -469,6 +469,39 @@ def test_nan_decision_value_probability_as_libsvm():
     np.testing.assert_allclose(p_ours[2], p_lib[2], rtol=1e-12)
 
 
+@pytest.mark.parametrize("k", [2, 3, 7, 30])
+def test_pair_assembly_and_vote_as_the_per_pair_formulas(k):
+    """_one_vs_one's loops give what the per-pair numpy code they replaced
+    gave, bit for bit: dec = -rho + (class i's sum + class j's sum), and
+    svm.cpp's vote (dec > 0 for i, else j, nan too; the first class on
+    ties), on values with ties, zeros, +-inf and nan."""
+    from svmscreen._one_vs_one import combine_pairs, vote
+    rng = np.random.default_rng(k)
+    n, pairs = 40, lsm.class_pairs(k)
+    parts = rng.choice([-1.5, -0.0, 0.0, 0.25, 1.0, np.inf, -np.inf, np.nan],
+                       size=(k, n, k - 1)) * rng.uniform(0.5, 2, size=(k, n, k - 1))
+    neg_rho = -rng.choice([0.0, -0.0, 0.5, -1.0, 1e300], size=len(pairs))
+    expected = np.empty((n, len(pairs)))
+    expected[:] = neg_rho
+    with np.errstate(invalid="ignore", over="ignore"):
+        for m, (i, j) in enumerate(pairs):
+            expected[:, m] += parts[i][:, j - 1] + parts[j][:, i]
+    dec = np.empty((n, len(pairs)))
+    combine_pairs(parts, neg_rho, dec)
+    assert np.array_equal(dec.view(np.int64), expected.view(np.int64))
+    votes = np.zeros((n, k), dtype=np.int64)
+    for m, (i, j) in enumerate(pairs):
+        votes[:, i] += dec[:, m] > 0
+        votes[:, j] += ~(dec[:, m] > 0)
+    winner = np.empty(n, dtype=np.intp)
+    vote(dec, k, winner)
+    assert np.array_equal(winner, np.argmax(votes, axis=1))
+    if k == 3:
+        # a cycle, one vote each: the first class
+        vote(np.array([[1.0, -1.0, 1.0]]), k, winner[:1])
+        assert winner[0] == 0
+
+
 @pytest.mark.parametrize("x", [np.zeros((0, 1)), [], sp.csr_matrix((0, 1))])
 def test_svm_predict_of_no_rows_names_x(x):
     # libsvm's svm_predict: "cannot convert float NaN to integer", from the

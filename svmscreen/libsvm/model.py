@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._kernels import Kernel, compute_layout, cross_kernel
+from svmscreen._one_vs_one import combine_pairs, vote
 from svmscreen._probability import couple_matrices, couple_pairs
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import INT_MAX
@@ -771,23 +772,29 @@ def decision_values(model, X):
                 dec[start:stop, 0] += K @ model.sv_coef[0]
         return dec
     k = model.nr_class
-    pairs = class_pairs(k)
-    dec = np.empty((n, len(pairs)))
-    dec[:] = -np.asarray(model.rho, dtype=np.float64)[None, :]
-    if not pairs or n == 0:
+    n_pairs = k * (k - 1) // 2
+    neg_rho = -np.asarray(model.rho, dtype=np.float64)
+    dec = np.empty((n, n_pairs))
+    if n_pairs == 0 or n == 0:
         return dec
-    nSV = np.asarray(model.nSV)
-    sv_start = np.concatenate([[0], np.cumsum(nSV)])
+    if k == 2:
+        dec[:] = neg_rho[None, :]
+        for start, stop, K in kernel_blocks(model, X):
+            dec[start:stop, 0] += K @ np.asarray(model.sv_coef)[0]
+        return dec
+    sv_start = np.concatenate([[0], np.cumsum(model.nSV)])
     coef = np.asarray(model.sv_coef)
+    parts = None
     for start, stop, K in kernel_blocks(model, X):
-        if k == 2:
-            dec[start:stop, 0] += K @ coef[0]
-            continue
-        # parts[c][:, m] = sum over class c's SVs of K * sv_coef[m]
-        parts = [K[:, sv_start[c]:sv_start[c + 1]] @ coef[:, sv_start[c]:sv_start[c + 1]].T
-                 for c in range(k)]
-        for p, (i, j) in enumerate(pairs):
-            dec[start:stop, p] += parts[i][:, j - 1] + parts[j][:, i]
+        # parts[c, :, m] = sum over class c's SVs of K * sv_coef[m], one
+        # product per class; each into a contiguous slab, as the products
+        # were before, so BLAS sums alike and the values stay bit for bit
+        if parts is None or parts.shape[1] != stop - start:
+            parts = np.empty((k, stop - start, k - 1))
+        for c in range(k):
+            np.matmul(K[:, sv_start[c]:sv_start[c + 1]], coef[:, sv_start[c]:sv_start[c + 1]].T,
+                      out=parts[c])
+        combine_pairs(parts, neg_rho, dec[start:stop])
     return dec
 
 
@@ -802,12 +809,9 @@ def labels_from_values(model, dec):
     label = np.asarray(model.label, dtype=np.float64)
     if k < 2:
         return np.full(dec.shape[0], label[0] if k == 1 else 0.0)
-    votes = np.zeros((dec.shape[0], k), dtype=np.int64)
-    for p, (i, j) in enumerate(class_pairs(k)):
-        win = dec[:, p] > 0
-        votes[:, i] += win
-        votes[:, j] += ~win
-    return label[np.argmax(votes, axis=1)]
+    winner = np.empty(dec.shape[0], dtype=np.intp)
+    vote(np.ascontiguousarray(dec, dtype=np.float64), k, winner)
+    return label[winner]
 
 
 def predict(model, X):
