@@ -1,4 +1,5 @@
-"""Multi-class probabilities from pairwise ones: LIBSVM's coupling.
+"""Multi-class probabilities from pairwise ones: LIBSVM's coupling, and
+the sigmoid that gives the pairwise ones.
 
 svm.cpp's ``multiclass_probability`` (Wu, Lin & Weng 2004, method 2) for
 one row at a time: with r_ij = P(i | i or j) it minimises p'Qp subject to
@@ -8,9 +9,13 @@ sum p = 1) until max_t |(Qp)_t - p'Qp| < 0.005/k, at most max(100, k)
 sweeps.  The loops repeat svm.cpp's operations in its order, so the
 probabilities are LIBSVM's bit for bit given the same r.
 
+``sigmoid_from_exp`` is the last step of svm.cpp's ``sigmoid_predict``
+(and of ``sigmoid_train``'s p and q), given e = exp(-|A f + B|) from
+numpy's exp.
+
 Trusts its caller (``svmscreen.libsvm.model``): k >= 1, the arrays
 C-contiguous with matching shapes (R is (n, k, k), r is (n, k(k-1)/2),
-P is (n, k)).
+P is (n, k); fApB, e and q of one length).
 """
 import numpy as np
 
@@ -109,3 +114,25 @@ def couple_pairs(const double[:, ::1] r, double[:, ::1] P):
                     m += 1
             exceeded += couple_row(k, &full[0, 0], &Q[0, 0], &Qp[0], &P[row, 0])
     return exceeded
+
+
+def sigmoid_from_exp(const double[::1] fApB, double[::1] e, double[::1] q=None):
+    """p = 1/(1 + exp(fApB)) written over e = exp(-|fApB|), and q = 1 - p
+    into q unless None, without cancellation: svm.cpp's two branches,
+    p = e/(1+e), q = 1/(1+e) for fApB >= 0, else p = 1/(1+e), q = e/(1+e)
+    (a nan fApB takes the second).  One pass and no temporaries: on a
+    predict's n x k(k-1)/2 values numpy's selects and divisions cost 6
+    times its exp."""
+    cdef Py_ssize_t i, n = fApB.shape[0]
+    cdef double denominator
+    # selects, not branches: the sign of fApB is not predictable, and
+    # without branches the compiler vectorises the loop
+    with nogil:
+        if q is None:
+            for i in range(n):
+                e[i] = (e[i] if fApB[i] >= 0 else 1.0) / (1.0 + e[i])
+        else:
+            for i in range(n):
+                denominator = 1.0 + e[i]
+                q[i] = (1.0 if fApB[i] >= 0 else e[i]) / denominator
+                e[i] = (e[i] if fApB[i] >= 0 else 1.0) / denominator

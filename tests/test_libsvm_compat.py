@@ -1011,6 +1011,27 @@ def test_sigmoid_train_equals_direct_minimisation():
     assert np.all(np.isfinite(p)) and p[0] < 1e-6 < p[1] < 1 - 1e-6 < p[2]
 
 
+def test_sigmoid_p_and_q_as_the_numpy_selects_they_replaced():
+    """``sigmoid_from_exp`` (svm.cpp's two branches on e = exp(-|fApB|))
+    gives what numpy's where and divisions gave, bit for bit, on
+    contiguous, strided and 0-d input, and leaves the input as it was."""
+    rng = np.random.default_rng(3)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 745.2, -745.2, 710.0, -710.0, 5e-324,
+               -5e-324, 36.7, -36.7]
+    values = np.concatenate([special] + [rng.normal(0, s, 3250) for s in (1e-3, 1, 30, 1e3)])
+    for fApB in (values, values.reshape(-1, 13).T, values[::3], np.array(-1.5)):
+        before = fApB.copy()
+        e = np.exp(-np.abs(fApB))
+        p_old = np.where(fApB >= 0, e, 1.0) / (1.0 + e)
+        q_old = np.where(fApB >= 0, 1.0, e) / (1.0 + e)
+        p, q = lsm._sigmoid_pq(fApB)
+        assert p.shape == q.shape == fApB.shape
+        np.testing.assert_array_equal(p.view(np.int64), p_old.view(np.int64))
+        np.testing.assert_array_equal(q.view(np.int64), q_old.view(np.int64))
+        np.testing.assert_array_equal(fApB, before)
+    assert lsm.sigmoid_predict(0.5, -2.0, 0.25) == 1 / (1 + math.exp(-0.75))
+
+
 def test_multiclass_probability_solves_the_coupling_problem():
     rng = np.random.default_rng(5)
     k = 5

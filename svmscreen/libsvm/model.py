@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from svmscreen._kernels import Kernel, compute_layout, cross_kernel
 from svmscreen._one_vs_one import combine_pairs, vote
-from svmscreen._probability import couple_matrices, couple_pairs
+from svmscreen._probability import couple_matrices, couple_pairs, sigmoid_from_exp
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import INT_MAX
 from svmscreen.libsvm._rand import default_generator
@@ -604,15 +604,23 @@ def sigmoid_train(dec, labels, info=None):
     return A, B
 
 
-def _sigmoid_pq(fApB):
-    """p = 1/(1 + exp(fApB)) and q = 1 - p, computed without cancellation."""
-    # svm.cpp's two branches share e = exp(-|fApB|): p = e/(1+e) for
-    # fApB >= 0, else 1/(1+e); whole-array selects, not boolean gathers
-    # and scatters (3 times faster on a predict's n x k(k-1)/2 values)
-    e = np.exp(-np.abs(fApB))
-    pos = fApB >= 0
-    denominator = 1.0 + e
-    return np.where(pos, e, 1.0) / denominator, np.where(pos, 1.0, e) / denominator
+def _sigmoid_pq(fApB, with_q=True):
+    """p = 1/(1 + exp(fApB)) and q = 1 - p (None unless ``with_q``),
+    computed without cancellation, as float64 arrays of fApB's shape."""
+    # svm.cpp's two branches share e = exp(-|fApB|): numpy's exp over all
+    # values, in place, then the selects and divisions in one pass in C
+    # (``sigmoid_from_exp``), p written over e: numpy's where, divisions
+    # and temporaries had cost 6 times the exp on a predict's n x k(k-1)/2
+    # values
+    fApB = np.asarray(fApB, dtype=np.float64)
+    p = np.empty(fApB.shape)
+    np.abs(fApB, out=p)
+    np.negative(p, out=p)
+    np.exp(p, out=p)
+    q = np.empty(fApB.shape) if with_q else None
+    sigmoid_from_exp(np.ascontiguousarray(fApB).reshape(-1), p.reshape(-1),
+                     q.reshape(-1) if with_q else None)
+    return p, q
 
 
 @np.errstate(over="ignore", invalid="ignore")     # as sigmoid_train
@@ -620,7 +628,8 @@ def sigmoid_predict(dec, A, B):
     """``sigmoid_predict``: P(+1 | f) = 1/(1 + exp(A f + B)), elementwise
     (A, B broadcast against dec)."""
     fApB = np.asarray(dec, dtype=np.float64) * A + B
-    return _sigmoid_pq(np.asarray(fApB, dtype=np.float64))[0]
+    p, _ = _sigmoid_pq(fApB, with_q=False)
+    return p if p.ndim else p[()]
 
 
 def multiclass_probability(R, info=None):
@@ -854,9 +863,10 @@ def predict_probability(model, X, info=None):
                     np.ones((dec.shape[0], max(k, 1))))
         r = sigmoid_predict(dec, np.asarray(model.probA), np.asarray(model.probB))
         # svm.cpp's min(max(r, min_prob), 1 - min_prob) with its macros
-        # (x > y ? x : y): a nan r (a nan decision value) becomes min_prob
-        r = np.where(r > MIN_PROB, r, MIN_PROB)
-        r = np.where(r < 1 - MIN_PROB, r, 1 - MIN_PROB)
+        # (x > y ? x : y): a nan r (a nan decision value) becomes min_prob,
+        # as fmax makes it; no nan is left for minimum
+        np.fmax(r, MIN_PROB, out=r)
+        np.minimum(r, 1 - MIN_PROB, out=r)
         if k == 2:
             prob = np.column_stack([r[:, 0], 1 - r[:, 0]])
         else:
