@@ -502,6 +502,19 @@ def test_pair_assembly_and_vote_as_the_per_pair_formulas(k):
         assert winner[0] == 0
 
 
+def test_prediction_refuses_a_model_of_the_wrong_rho_count():
+    """The C loops read one rho per pair and one value per pair unchecked:
+    a hand-edited model or decision array of another count is refused
+    naming it, not read past its end."""
+    y, x = [1, 2, 3, 1, 2, 3], [[0.0], [1.0], [2.0], [0.1], [1.1], [2.1]]
+    model = ours.svm_train(y, x, "-q")
+    model.rho = model.rho[:2]
+    with pytest.raises(ValueError, match="model.rho must hold"):
+        ours.svm_predict(y, x, model, "-q")
+    with pytest.raises(ValueError, match="dec must have shape"):
+        lsm.labels_from_values(model, np.zeros((2, 2)))
+
+
 @pytest.mark.parametrize("x", [np.zeros((0, 1)), [], sp.csr_matrix((0, 1))])
 def test_svm_predict_of_no_rows_names_x(x):
     # libsvm's svm_predict: "cannot convert float NaN to integer", from the

@@ -783,6 +783,11 @@ def decision_values(model, X):
     k = model.nr_class
     n_pairs = k * (k - 1) // 2
     neg_rho = -np.asarray(model.rho, dtype=np.float64)
+    if neg_rho.shape != (n_pairs,):
+        # combine_pairs reads one rho per pair unchecked (numpy's broadcast
+        # had refused a wrong count with its own message)
+        raise ValueError(f"model.rho must hold nr_class (nr_class - 1) / 2 = {n_pairs} "
+                         f"values, got shape {neg_rho.shape}")
     dec = np.empty((n, n_pairs))
     if n_pairs == 0 or n == 0:
         return dec
@@ -818,8 +823,12 @@ def labels_from_values(model, dec):
     label = np.asarray(model.label, dtype=np.float64)
     if k < 2:
         return np.full(dec.shape[0], label[0] if k == 1 else 0.0)
+    dec = np.ascontiguousarray(dec, dtype=np.float64)
+    if dec.ndim != 2 or dec.shape[1] != k * (k - 1) // 2:
+        raise ValueError(f"dec must have shape (n, {k * (k - 1) // 2}) for {k} classes, "
+                         f"got {dec.shape}")
     winner = np.empty(dec.shape[0], dtype=np.intp)
-    vote(np.ascontiguousarray(dec, dtype=np.float64), k, winner)
+    vote(dec, k, winner)
     return label[winner]
 
 
