@@ -504,6 +504,41 @@ def rbf_from_dots(double[:, ::1] dots, const double[::1] sq_a, const double[::1]
                                                  gamma, 0.0, 0)
 
 
+def take_rows(X, const Py_ssize_t[::1] rows):
+    """X[rows] for an array of row indices (in range, as the caller's own
+    index arrays are): the same matrix scipy's row indexing builds for CSR
+    (float64 data, int32 indices and indptr), a numpy take for an array.
+    A one-vs-one path takes the rows of each pair of classes and of each
+    CV fold's part of it; scipy's indexing checked and converted the index
+    array each time, 30 us of a 80-row pair's 0.7 ms (letter, 26 classes)."""
+    cdef Py_ssize_t k, r, start, count, n_rows = rows.shape[0]
+    if not sp.issparse(X):
+        return X[np.asarray(rows)]
+    cdef const int[::1] indptr = X.indptr
+    cdef const int[::1] indices = X.indices
+    cdef const double[::1] data = X.data
+    out_indptr = np.empty(n_rows + 1, dtype=np.int32)
+    cdef int[::1] new_indptr = out_indptr
+    cdef Py_ssize_t nnz = 0
+    new_indptr[0] = 0
+    for k in range(n_rows):
+        r = rows[k]
+        nnz += indptr[r + 1] - indptr[r]
+        new_indptr[k + 1] = <int> nnz
+    out_indices = np.empty(nnz, dtype=np.int32)
+    out_data = np.empty(nnz, dtype=np.float64)
+    cdef int[::1] new_indices = out_indices
+    cdef double[::1] new_data = out_data
+    with nogil:
+        for k in range(n_rows):
+            start = indptr[rows[k]]
+            count = new_indptr[k + 1] - new_indptr[k]
+            new_indices[new_indptr[k]:new_indptr[k + 1]] = indices[start:start + count]
+            new_data[new_indptr[k]:new_indptr[k + 1]] = data[start:start + count]
+    return sp.csr_matrix((out_data, out_indices, out_indptr), shape=(n_rows, X.shape[1]),
+                         copy=False)
+
+
 def _keep_columns(M, used):
     """The CSR matrix M restricted to the columns ``used`` (sorted), which
     become columns 0, 1, ...; O(nnz)."""

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from svmscreen import _rules
-from svmscreen._kernels import Kernel, compute_layout
+from svmscreen._kernels import Kernel, compute_layout, take_rows
 from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_overflow,
                                    check_flag, check_labels, check_n_jobs, check_parameters,
@@ -984,39 +984,39 @@ def _progress_printer(verbose, total, label):
         return show, lambda: print(file=sys.stderr)
 
 
-def subset_path(X, signs, hi_unit, train, grid, params, path_options, progress_label=None):
-    """``run_path`` over ``grid`` on the ``train`` rows (boolean mask; signs
-    +-1 there), keeping every solution: (rows, alphas, X_train), X_train the
-    training part of X.  ``path_options``: run_path's screening rule name,
-    tol, shrinking, max_iter; progress under ``progress_label`` if given."""
-    # a precomputed subset trains on its square block K[train, train]
-    X_train = X[np.ix_(train, train)] if params["kernel"] == "precomputed" else X[train]
-    problem = _Problem(X_train, signs[train], hi_unit[train], **params)
+def subset_path(X, rows, signs, hi_unit, grid, params, path_options, progress_label=None):
+    """``run_path`` over ``grid`` on the ``rows`` of X (ascending indices;
+    ``signs`` +-1 and ``hi_unit`` of those rows), keeping every solution:
+    (path rows, alphas, X_train), X_train those rows of X.  ``path_options``:
+    run_path's screening rule name, tol, shrinking, max_iter; progress
+    under ``progress_label`` if given."""
+    # a precomputed subset trains on its square block K[rows, rows]
+    X_train = X[np.ix_(rows, rows)] if params["kernel"] == "precomputed" else take_rows(X, rows)
+    problem = _Problem(X_train, signs, hi_unit, **params)
     screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
     progress, close = _progress_printer(progress_label is not None, len(grid), progress_label)
     try:
-        rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,
-                                                      keep="all", progress=progress))
+        path_rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,
+                                                           keep="all", progress=progress))
     finally:
         close()
-    return rows, alphas, X_train
+    return path_rows, alphas, X_train
 
 
-def path_coefficients(X, signs, hi_unit, train, grid, params, path_options,
+def path_coefficients(X, rows, signs, hi_unit, grid, params, path_options,
                       progress_label=None):
-    """The path over ``grid`` on the ``train`` rows (``subset_path``) as a
+    """The path over ``grid`` on the ``rows`` of X (``subset_path``) as a
     decision function per C: ``(support, coef, intercepts)`` with
     f_t(x) = sum_k coef[k, t] K(x, X[support[k]]) + intercepts[t].
     ``support`` indexes all rows of X (for a precomputed kernel, its
     columns): the samples that are support vectors at some C, so that a
     kernel value K(x, sv) serves every C."""
-    rows, alphas, _ = subset_path(X, signs, hi_unit, train, grid, params, path_options,
-                                  progress_label)
-    alphas = np.array(alphas)                               # (n_C, n_train)
+    path_rows, alphas, _ = subset_path(X, rows, signs, hi_unit, grid, params, path_options,
+                                       progress_label)
+    alphas = np.array(alphas)                               # (n_C, n_rows)
     union = np.flatnonzero(np.any(alphas > 0, axis=0))
-    coef = (signs[train][union] * alphas[:, union]).T       # (n_union, n_C)
-    return (np.flatnonzero(train)[union], coef,
-            np.array([row["intercept"] for row in rows]))
+    coef = (signs[union] * alphas[:, union]).T              # (n_union, n_C)
+    return rows[union], coef, np.array([row["intercept"] for row in path_rows])
 
 
 def kernel_blocks(X, rows, columns, params):
@@ -1036,8 +1036,9 @@ def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
     ``grid`` on the ``train`` rows (``path_coefficients``) at the ``held``
     rows (boolean mask): each kernel value K(held, sv) once for the whole
     grid."""
-    support, coef, intercepts = path_coefficients(X, signs, hi_unit, train, grid, params,
-                                                  path_options, progress_label)
+    rows = np.flatnonzero(train)
+    support, coef, intercepts = path_coefficients(X, rows, signs[rows], hi_unit[rows], grid,
+                                                  params, path_options, progress_label)
     held_rows = np.flatnonzero(held)
     f = np.tile(intercepts, (held_rows.size, 1))
     if support.size:

@@ -390,3 +390,22 @@ def test_kernel_and_qmatrix_refuse_pickling_and_copying(tmp_path):
                           env=subprocess_env(OMP_NUM_THREADS="1"), cwd=tmp_path, timeout=120)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert done.stdout.strip() == "refused"
+
+
+def test_take_rows_is_scipy_row_indexing():
+    """take_rows (the rows of a one-vs-one pair or a CV fold) builds the
+    matrix X[rows] builds: same class, arrays and index types, for CSR with
+    empty rows and for a dense array; no rows gives a 0-row matrix."""
+    from svmscreen._kernels import take_rows
+    X = random_data(30, 7, density=0.4, seed=23)
+    X[[3, 17], :] = 0.0
+    for data in (check_X(sp.csr_matrix(X)), check_X(X)):
+        for rows in (np.array([0, 3, 4, 17, 29]), np.arange(30), np.array([], dtype=np.intp)):
+            ours, theirs = take_rows(data, rows), data[rows]
+            assert type(ours) is type(theirs) and ours.shape == theirs.shape
+            if sp.issparse(data):
+                for name in ("data", "indices", "indptr"):
+                    assert getattr(ours, name).dtype == getattr(theirs, name).dtype
+                    np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
+            else:
+                np.testing.assert_array_equal(ours, theirs)
