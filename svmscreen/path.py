@@ -22,7 +22,7 @@ from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_o
                                    class_bounds, is_balanced, resolve_gamma, stopped_short)
 from svmscreen.dense_qp import repair_equality
 from svmscreen.model import BinaryModel
-from svmscreen.objective import gap_of
+from svmscreen.objective import Gap, gap_of
 from svmscreen.reduced import solve_reduced
 
 SCREENING_RULES = ("it", "dvi", "bt2", "essnsv", "ssnsv")
@@ -433,7 +433,8 @@ class _Problem:
         self.p = -np.ones(self.n)
         self.lo = np.zeros(self.n)
         self.y = signs if fit_intercept else None
-        positive = hi_unit[hi_unit > 0]
+        self.weighted = hi_unit > 0         # the samples that can reach a bound
+        positive = hi_unit[self.weighted]
         self._unit_min = float(positive.min()) if positive.size else 0.0
 
     def boxes_normal(self, C):
@@ -445,8 +446,10 @@ class _Problem:
         return C * self._unit_min >= _TINY
 
     def gap(self, alpha, grad, hi):
-        """The duality gap (``objective.Gap``) of a feasible alpha at box hi."""
-        return gap_of(alpha, grad, self.p, self.lo, hi, self.y)
+        """The duality gap (``objective.Gap``) of a feasible alpha at box hi:
+        ``gap_of`` without its conversions, for the path's own float64
+        vectors (once or twice a step; they were half of its cost)."""
+        return Gap(*_rules.gap_terms(alpha, grad, self.p, self.lo, hi, self.y))
 
 
 def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilon=None,
@@ -557,12 +560,13 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         # a sample of weight 0 (box [0, 0]) is at 0, not at a bound: counted
         # there, it kept the path from seeing a hard margin, and the epsilon
         # path ran on to C_max.  One whose box underflowed at this C is.
-        at_bound = (alpha >= hi) & (problem.hi_unit > 0)
+        n_bound = int(np.count_nonzero((alpha >= hi) & problem.weighted))
+        n_sv = int(np.count_nonzero(alpha > 0))
         rows.append(dict(
             C=C, objective=result.objective, duality_gap=gap.gap,
             intercept=(-result.rho if y is not None else 0.0),
-            n_sv=int(np.count_nonzero(alpha > 0)), n_zero=int(np.count_nonzero(alpha <= 0)),
-            n_bound=int(np.count_nonzero(at_bound)), screened_zero=n_screened_zero,
+            n_sv=n_sv, n_zero=alpha.size - n_sv,        # (alpha >= 0: a box QP's finite point)
+            n_bound=n_bound, screened_zero=n_screened_zero,
             screened_bound=n_screened_bound, put_back=put_back, n_iter=result.n_iter,
             rule_seconds=rule_seconds, solve_seconds=solve_seconds, status=result.status))
         if alphas is not None:
@@ -570,7 +574,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         if on_solution is not None:
             on_solution(t, C, alpha, grad)
         # (a solve stopped at max_iter proves nothing: each C gets its own)
-        hard_margin = result.status == "optimal" and not at_bound.any()
+        hard_margin = result.status == "optimal" and n_bound == 0
         t += 1
         if progress:
             progress(t, C)
@@ -917,7 +921,7 @@ def make_screening(rule, problem, fit_intercept):
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
-    if not np.any(problem.hi_unit > 0):
+    if not problem.weighted.any():
         # every box is [0, 0] (a one-vs-one pair whose samples all weigh 0):
         # nothing to prove, and the rules' box ratio C / C_ref is undefined
         return None

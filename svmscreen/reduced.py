@@ -49,7 +49,7 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
         Fixed variables released because they violated the KKT conditions
         (0 when the screening rule was right).
     """
-    fixed = np.zeros(len(alpha0), dtype=bool) if fixed is None else np.array(fixed, dtype=bool)
+    fixed = None if fixed is None else np.array(fixed, dtype=bool)
     result = solve(Q, p, lo, hi, alpha0, y=y, fixed=fixed, grad0=grad0, tol=tol,
                    shrinking=shrinking, max_iter=max_iter, screen_callback=screen_callback,
                    screen_every=screen_every, gap_screening=gap_screening, gap_tau=gap_tau,
@@ -61,7 +61,8 @@ def solve_reduced(Q, p, lo, hi, alpha0, *, y=None, fixed=None, grad0=None, tol=1
     # nothing): its counts are the solve's
     screened = (result.start_frozen_lower, result.start_frozen_upper, result.n_screens,
                 result.screen_seconds)
-    fixed = fixed | result.frozen
+    # (the solve's frozen mask is its own: nothing else holds it)
+    fixed = result.frozen if fixed is None else fixed | result.frozen
     n_put_back = 0
     while fixed.any() and result.status == "optimal":
         bad = kkt_violators(result.alpha, result.grad, lo, hi, y, fixed, tol)

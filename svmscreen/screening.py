@@ -125,7 +125,9 @@ class ScreeningData:
         # >= |K_ij|, and the unit of the rules' round-off allowances
         self.roundoff_scale = self.kernel.roundoff_scale()
         self._centre_sample = int(centre_sample)
-        self._rng = np.random.default_rng(random_state)
+        # the generator only when a subsample is drawn (n > centre_sample): a
+        # one-vs-one path builds this per pair, and pairs are mostly smaller
+        self._random_state = random_state
         self._centre_index = None
         self._centred_norms = None
         start = time.perf_counter()
@@ -220,7 +222,7 @@ class ScreeningData:
             if self.n <= self._centre_sample:
                 self._centre_index = np.arange(self.n)
             else:
-                self._centre_index = np.sort(self._rng.choice(
+                self._centre_index = np.sort(np.random.default_rng(self._random_state).choice(
                     self.n, self._centre_sample, replace=False))
         return self._centre_index
 
