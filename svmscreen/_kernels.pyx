@@ -94,9 +94,15 @@ def compute_layout(X):
     and contiguous dot products beat index gathers.  Sparser data stays CSR,
     where a column costs a gather over each row's nonzeros.
     """
-    if sp.issparse(X) and X.nnz >= DENSE_ENOUGH * X.shape[0] * X.shape[1]:
+    if sp.issparse(X) and dense_enough(X.nnz, X.shape[0], X.shape[1]):
         return np.ascontiguousarray(X.toarray(), dtype=np.float64)
     return X
+
+
+def dense_enough(nnz, n_rows, n_features):
+    """Whether ``compute_layout`` densifies a CSR matrix of this shape with
+    ``nnz`` stored values (``path.RowSubsets`` asks it of row subsets)."""
+    return nnz >= DENSE_ENOUGH * n_rows * n_features
 
 
 cdef class Kernel:

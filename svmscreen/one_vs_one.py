@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from svmscreen._kernels import cross_kernel
 from svmscreen.libsvm.model import class_pairs
 from svmscreen.model import check_decisions_finite, check_prediction_rows
-from svmscreen.path import (PathResult, _parallel, _sequential, fold_params, held_accuracy,
-                            kernel_blocks, path_coefficients, subset_path)
+from svmscreen.path import (PathResult, RowSubsets, _parallel, _sequential, fold_params,
+                            held_accuracy, kernel_blocks, path_coefficients, subset_path)
 
 
 # Memory of the held-out decision values a CV fold holds at once
@@ -193,23 +193,37 @@ def pair_rows(rows_of, y_index, i, j):
     return rows, np.where(y_index[rows] == i, 1.0, -1.0)
 
 
-def _pair_path(X, y_index, rows_of, hi_unit, pair, classes, grid, params, path_options, keep,
+def _pair_path(subsets, y_index, rows_of, hi_unit, pair, grid, params, path_options,
                progress_label):
-    """One pair's path on all its rows: (PathResult, its rows, its support
-    vectors per C as a boolean (n_C, n_rows) array)."""
+    """One pair's path on all its rows: (path rows, alphas, the pair's rows,
+    their signs).  The caller builds the PathResult: a task in another
+    process returns only these."""
     i, j = pair
     rows, signs = pair_rows(rows_of, y_index, i, j)
-    path_rows, alphas, X_train = subset_path(X, rows, signs, hi_unit[rows], grid, params,
-                                             path_options, progress_label)
-    is_sv = np.array(alphas) > 0
-    # keep="summary" keeps neither the solutions nor the pair's rows (a
-    # PathResult reads its rows only to build a model from a solution)
-    summary = keep != "all"
-    result = PathResult(path_rows, None if summary else alphas, params,
-                        None if summary else X_train, signs, classes[[j, i]],
-                        X_is_private=True)
+    path_rows, alphas = subset_path(subsets, rows, signs, hi_unit[rows], grid, params,
+                                    path_options, progress_label)
+    return path_rows, alphas, rows, signs
+
+
+def _pair_result(subsets, X_copy, pair, classes, params, keep, path_rows, alphas, rows,
+                 signs):
+    """The PathResult of ``_pair_path``'s pair: with keep="all" its models
+    take their support vectors from ``X_copy``, the one-vs-one path's own
+    copy of X (one for all pairs; a precomputed pair keeps its block)."""
+    i, j = pair
+    X_rows = None
+    if keep != "all":
+        # keep="summary" keeps neither the solutions nor the rows (a
+        # PathResult reads them only to build a model from a solution)
+        alphas = X_model = None
+    elif params["kernel"] == "precomputed":
+        X_model = subsets.train_part(rows)
+    else:
+        X_model, X_rows = X_copy, rows
+    result = PathResult(path_rows, alphas, params, X_model, signs, classes[[j, i]],
+                        X_is_private=True, X_rows=X_rows)
     result.gamma = params["gamma"]
-    return result, rows, is_sv
+    return result
 
 
 def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, splits, *,
@@ -226,15 +240,20 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
     show = verbose and _sequential(n_jobs)
     of_gamma = ("" if params["kernel"] in ("linear", "precomputed")
                 else f" (gamma = {params['gamma']:.3g})")
-    results = _parallel(n_jobs, [
-        (_pair_path, (X, y_index, rows_of, hi_unit, pair, classes, grid, params, path_options, keep,
+    subsets = RowSubsets(X, params["kernel"])
+    solved = _parallel(n_jobs, [
+        (_pair_path, (subsets, y_index, rows_of, hi_unit, pair, grid, params, path_options,
                       f"pair {k + 1}/{len(pairs)}{of_gamma}" if show else None), {})
         for k, pair in enumerate(pairs)], verbose=verbose)
+    # the models' rows: copied, so that they do not follow changes to the
+    # caller's X (which check_X shares when it needs no conversion)
+    X_copy = X.copy() if keep == "all" and params["kernel"] != "precomputed" else None
     is_sv = np.zeros((len(grid), y.size), dtype=bool)
-    for _, rows, pair_sv in results:
-        is_sv[:, rows] |= pair_sv
-    result = OneVsOnePath([r[0] for r in results], pairs, [r[1] for r in results],
-                          is_sv.sum(axis=1), classes, X)
+    for _, alphas, rows, _ in solved:
+        is_sv[:, rows] |= np.array(alphas) > 0
+    result = OneVsOnePath([_pair_result(subsets, X_copy, pair, classes, params, keep, *out)
+                           for pair, out in zip(pairs, solved)],
+                          pairs, [out[2] for out in solved], is_sv.sum(axis=1), classes, X)
     result.gamma = params["gamma"]
     if splits is not None:
         result.cv_accuracy = np.array(_parallel(n_jobs, [
@@ -258,13 +277,14 @@ def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options,
     starting with ``progress_prefix``, if given."""
     n_classes = int(y_index.max()) + 1
     pairs = class_pairs(n_classes)
+    subsets = RowSubsets(X, params["kernel"])
     train_rows_of = [rows[train[rows]] for rows in class_rows(y_index, n_classes)]
     paths = []
     for k, (i, j) in enumerate(pairs):
         rows, signs = pair_rows(train_rows_of, y_index, i, j)
         label = (None if progress_prefix is None
                  else f"{progress_prefix}pair {k + 1}/{len(pairs)}")
-        paths.append(path_coefficients(X, rows, signs, hi_unit[rows], grid, params,
+        paths.append(path_coefficients(subsets, rows, signs, hi_unit[rows], grid, params,
                                        path_options, label))
     support = np.unique(np.concatenate([path[0] for path in paths]))
     held_rows = np.flatnonzero(held)

@@ -12,9 +12,10 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from svmscreen import _rules
-from svmscreen._kernels import Kernel, compute_layout, take_rows
+from svmscreen._kernels import Kernel, compute_layout, dense_enough, take_rows
 from svmscreen._solver import QMatrix
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_overflow,
                                    check_flag, check_labels, check_n_jobs, check_parameters,
@@ -280,7 +281,8 @@ class PathResult:
               "screened_zero", "screened_bound", "put_back", "n_iter", "rule_seconds",
               "solve_seconds", "status")
 
-    def __init__(self, rows, alphas, model_params, X, signs, classes, X_is_private=False):
+    def __init__(self, rows, alphas, model_params, X, signs, classes, X_is_private=False,
+                 X_rows=None):
         for name in self.FIELDS:
             setattr(self, name, np.array([row[name] for row in rows]))
         self.n_variables = signs.size       # the dual variables of the problem
@@ -291,10 +293,11 @@ class PathResult:
         # The rows that are a support vector at some C, copied: a model built
         # later must not follow changes to the caller's X (the path shares
         # an X that needed no conversion), and the others are never read.
-        # An X of the path's own (a one-vs-one pair's rows) is kept as is.
-        self._sv_rows = self._sv_X = None
+        # An X of the path's own (a one-vs-one pair's rows, or the one-vs-one
+        # path's copy of X, whose rows X_rows are the pair's) is kept as is.
+        self._sv_rows = self._sv_X = self._sv_X_rows = None
         if X_is_private and X is not None:
-            self._sv_rows, self._sv_X = np.arange(signs.size), X
+            self._sv_rows, self._sv_X, self._sv_X_rows = np.arange(signs.size), X, X_rows
         elif alphas is not None and X is not None and model_params["kernel"] != "precomputed":
             used = np.zeros(signs.size, dtype=bool)
             for alpha in alphas:
@@ -344,6 +347,7 @@ class PathResult:
         support = np.flatnonzero(alpha > 0)
         params = self._model_params
         sv = (np.empty((0, 0)) if params["kernel"] == "precomputed"
+              else self._sv_X[self._sv_X_rows[support]] if self._sv_X_rows is not None
               else self._sv_X[np.searchsorted(self._sv_rows, support)])
         return BinaryModel(
             classes=self.classes_, kernel=params["kernel"], gamma=params["gamma"],
@@ -988,35 +992,74 @@ def _progress_printer(verbose, total, label):
         return show, lambda: print(file=sys.stderr)
 
 
-def subset_path(X, rows, signs, hi_unit, grid, params, path_options, progress_label=None):
-    """``run_path`` over ``grid`` on the ``rows`` of X (ascending indices;
-    ``signs`` +-1 and ``hi_unit`` of those rows), keeping every solution:
-    (path rows, alphas, X_train), X_train those rows of X.  ``path_options``:
-    run_path's screening rule name, tol, shrinking, max_iter; progress
-    under ``progress_label`` if given."""
-    # a precomputed subset trains on its square block K[rows, rows]
-    X_train = X[np.ix_(rows, rows)] if params["kernel"] == "precomputed" else take_rows(X, rows)
-    problem = _Problem(X_train, signs, hi_unit, **params)
+class RowSubsets:
+    """One X for many paths on subsets of its rows (the pairs of a
+    one-vs-one path, CV folds): ``problem(rows, ...)`` is the ``_Problem``
+    of X's ``rows``, its kernel on ``compute_layout`` of them.  A CSR X that
+    compute_layout densifies is densified once here, and a subset as dense
+    (the same test on its own rows) takes its rows from that copy: building
+    each subset's CSR matrix (scipy's constructor alone took 9 us) and then
+    its dense copy cost 40 us of an 80-row pair's 0.6 ms (letter, 26
+    classes).  The linear kernel's rules read the CSR rows themselves
+    (``ScreeningData``), and a precomputed kernel's subset is its square
+    block (``train_part``)."""
+
+    def __init__(self, X, kernel):
+        self.X = X
+        self.precomputed = kernel == "precomputed"
+        self.dense = None
+        if sp.issparse(X) and kernel != "linear":
+            layout = compute_layout(X)
+            if layout is not X:
+                self.dense = layout
+                self.row_nnz = np.diff(X.indptr)
+
+    def train_part(self, rows):
+        """X on ``rows`` (ascending indices): X[rows], or for a precomputed
+        kernel the square block K[rows, rows]."""
+        if self.precomputed:
+            return self.X[np.ix_(rows, rows)]
+        return take_rows(self.X, rows)
+
+    def problem(self, rows, signs, hi_unit, params):
+        """The ``_Problem`` of ``rows`` (``signs`` +-1 and ``hi_unit`` of
+        those rows)."""
+        if self.dense is not None and dense_enough(int(self.row_nnz[rows].sum()), rows.size,
+                                                   self.X.shape[1]):
+            # compute_layout of X[rows]; the kernels other than linear read
+            # no other X
+            return _Problem(self.dense[rows], signs, hi_unit, **params)
+        return _Problem(self.train_part(rows), signs, hi_unit, **params)
+
+
+def subset_path(subsets, rows, signs, hi_unit, grid, params, path_options,
+                progress_label=None):
+    """``run_path`` over ``grid`` on the ``rows`` of ``subsets.X``
+    (``RowSubsets``; ascending indices, ``signs`` +-1 and ``hi_unit`` of
+    those rows), keeping every solution: (path rows, alphas).
+    ``path_options``: run_path's screening rule name, tol, shrinking,
+    max_iter; progress under ``progress_label`` if given."""
+    problem = subsets.problem(rows, signs, hi_unit, params)
     screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
     progress, close = _progress_printer(progress_label is not None, len(grid), progress_label)
     try:
-        path_rows, alphas = run_path(problem, grid, **dict(path_options, screening=screening,
-                                                           keep="all", progress=progress))
+        return run_path(problem, grid, **dict(path_options, screening=screening, keep="all",
+                                              progress=progress))
     finally:
         close()
-    return path_rows, alphas, X_train
 
 
-def path_coefficients(X, rows, signs, hi_unit, grid, params, path_options,
+def path_coefficients(subsets, rows, signs, hi_unit, grid, params, path_options,
                       progress_label=None):
-    """The path over ``grid`` on the ``rows`` of X (``subset_path``) as a
+    """The path over ``grid`` on the ``rows`` of ``subsets.X``
+    (``subset_path``) as a
     decision function per C: ``(support, coef, intercepts)`` with
     f_t(x) = sum_k coef[k, t] K(x, X[support[k]]) + intercepts[t].
     ``support`` indexes all rows of X (for a precomputed kernel, its
     columns): the samples that are support vectors at some C, so that a
     kernel value K(x, sv) serves every C."""
-    path_rows, alphas, _ = subset_path(X, rows, signs, hi_unit, grid, params, path_options,
-                                       progress_label)
+    path_rows, alphas = subset_path(subsets, rows, signs, hi_unit, grid, params, path_options,
+                                    progress_label)
     alphas = np.array(alphas)                               # (n_C, n_rows)
     union = np.flatnonzero(np.any(alphas > 0, axis=0))
     coef = (signs[union] * alphas[:, union]).T              # (n_union, n_C)
@@ -1041,8 +1084,9 @@ def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
     rows (boolean mask): each kernel value K(held, sv) once for the whole
     grid."""
     rows = np.flatnonzero(train)
-    support, coef, intercepts = path_coefficients(X, rows, signs[rows], hi_unit[rows], grid,
-                                                  params, path_options, progress_label)
+    support, coef, intercepts = path_coefficients(RowSubsets(X, params["kernel"]), rows,
+                                                  signs[rows], hi_unit[rows], grid, params,
+                                                  path_options, progress_label)
     held_rows = np.flatnonzero(held)
     f = np.tile(intercepts, (held_rows.size, 1))
     if support.size:
