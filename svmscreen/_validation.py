@@ -100,17 +100,12 @@ def check_csr_structure(X, name):
         return
     fmt = X.format.upper()
     indptr, indices = X.indptr, X.indices
+    n_major, n_minor, major, minor = _compressed_dimensions(X, fmt)
     # an indptr shortened after construction (scipy checks its length only
     # there): the conversions and csr_find_scale_param read past its end
-    if fmt == "CSR":
-        n_major, what = X.shape[0], "rows"
-    elif fmt == "CSC":
-        n_major, what = X.shape[1], "columns"
-    else:
-        n_major, what = X.shape[0] // X.blocksize[0], "block rows"
     if indptr.ndim != 1 or indptr.size != n_major + 1:
         raise ValueError(f"{name}: malformed {fmt} matrix: indptr has {indptr.size} entries, "
-                         f"its {n_major} {what} need {n_major + 1}")
+                         f"its {n_major} {major} need {n_major + 1}")
     if (indptr[0] != 0 or indptr[-1] > indices.size
             or np.any(np.diff(indptr) < 0)):
         raise ValueError(f"{name}: malformed {fmt} matrix: indptr must start at 0, never "
@@ -121,14 +116,20 @@ def check_csr_structure(X, name):
                          "counts")
     # entries past indptr[-1] are not the matrix's (scipy prunes them)
     used = indices[:indptr[-1]]
-    if fmt == "CSR":
-        n_minor, what = X.shape[1], "column"
-    elif fmt == "CSC":
-        n_minor, what = X.shape[0], "row"
-    else:
-        n_minor, what = X.shape[1] // X.blocksize[1], "block column"
     if used.size and (used.min() < 0 or used.max() >= n_minor):
-        raise ValueError(f"{name}: {fmt} {what} index out of range")
+        raise ValueError(f"{name}: {fmt} {minor} index out of range")
+
+
+def _compressed_dimensions(X, fmt):
+    """(n_major, n_minor, major, minor) of a CSR, CSC or BSR matrix: the
+    count its indptr runs over, the count its indices point into, and
+    their names for an error message."""
+    if fmt == "CSR":
+        return X.shape[0], X.shape[1], "rows", "column"
+    if fmt == "CSC":
+        return X.shape[1], X.shape[0], "columns", "row"
+    rows, columns = X.blocksize
+    return X.shape[0] // rows, X.shape[1] // columns, "block rows", "block column"
 
 
 def canonical_csr(X, name):

@@ -67,3 +67,19 @@ def subprocess_env(**extra):
         env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p)
                                             for p in env["PYTHONPATH"].split(os.pathsep) if p)
     return env
+
+
+def refusals_in_a_child(setup, calls, cwd):
+    """Run ``setup`` (Python source) and then each expression of ``calls``
+    in a child Python, away from the source tree, printing the message of
+    each ValueError; returns the child's stdout after asserting that it
+    ended normally.  For inputs that crashed the interpreter (a segfault or
+    heap corruption) before they were refused."""
+    import subprocess
+    import sys
+    code = setup + "\n" + "".join(
+        f"try:\n    {call}\nexcept ValueError as exc:\n    print(exc)\n" for call in calls)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=cwd, env=subprocess_env())
+    assert out.returncode == 0, out.stderr
+    return out.stdout

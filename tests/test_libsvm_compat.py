@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 from _reference import libsvm_multiclass_probability
-from conftest import subprocess_env
+from conftest import refusals_in_a_child, subprocess_env
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -734,21 +734,14 @@ def test_csr_with_a_decreasing_indptr_is_refused_naming_x():
 def test_csr_scale_refuses_a_column_index_past_the_width(tmp_path):
     """csr_find_scale_param returned a scale computed from the entry past
     the width, and csr_scale segfaulted (run in a child process)."""
-    code = ("import numpy as np, scipy.sparse as sp\n"
-            "from svmscreen.libsvm import commonutil\n"
-            "x = sp.csr_matrix(np.eye(3) + 1)\n"
-            "x.indices = np.array([0, 1, 2, 0, 1, 9, 0, 1, 2], dtype=np.int32)\n"
-            "for call in (lambda: commonutil.csr_find_scale_param(x),\n"
-            "             lambda: commonutil.csr_scale(x, {'coef': np.ones(3),"
-            " 'offset': np.zeros(3)})):\n"
-            "    try:\n"
-            "        call()\n"
-            "    except ValueError as exc:\n"
-            "        print(exc)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path, env=subprocess_env())
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.count("x: CSR column index out of range") == 2
+    setup = ("import numpy as np, scipy.sparse as sp\n"
+             "from svmscreen.libsvm import commonutil\n"
+             "x = sp.csr_matrix(np.eye(3) + 1)\n"
+             "x.indices = np.array([0, 1, 2, 0, 1, 9, 0, 1, 2], dtype=np.int32)")
+    out = refusals_in_a_child(setup, [
+        "commonutil.csr_find_scale_param(x)",
+        "commonutil.csr_scale(x, {'coef': np.ones(3), 'offset': np.zeros(3)})"], tmp_path)
+    assert out.count("x: CSR column index out of range") == 2
 
 
 def test_one_dimensional_sparse_array_x_is_refused_naming_it():
@@ -1432,21 +1425,28 @@ BINARY_MODEL = ("svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_s
                 "label 1 -1\nnr_sv 2 1\nSV\n1 1:1 2:0.5 \n0.5 3:2 \n-1.5 1:-1 \n")
 
 
+def _line_by_line_reads(monkeypatch):
+    """A list that grows by one each time load_model reads SV lines one at
+    a time in Python (``modelfile._read_sv_lines``), not by the C parser."""
+    from svmscreen.libsvm import modelfile
+    calls = []
+    read_sv_lines = modelfile._read_sv_lines
+
+    def counting(*args):
+        calls.append(True)
+        return read_sv_lines(*args)
+
+    monkeypatch.setattr(modelfile, "_read_sv_lines", counting)
+    return calls
+
+
 def test_binary_model_sv_lines_are_read_in_c(tmp_path, monkeypatch):
     """A model with one coefficient a line has its SV lines read by the data
     files' C parser: a token at a time in Python, a 160 kB a9a model loaded
     7 times slower than LIBSVM's svm_load_model (now 0.5 times).  What that
     parser could read otherwise goes line by line, as before: the same model
     or the same error naming the line."""
-    from svmscreen.libsvm import modelfile
-    by_line = []
-    read_sv_lines = modelfile._read_sv_lines
-
-    def counting(*args):
-        by_line.append(True)
-        return read_sv_lines(*args)
-
-    monkeypatch.setattr(modelfile, "_read_sv_lines", counting)
+    by_line = _line_by_line_reads(monkeypatch)
     path = tmp_path / "m"
     path.write_text(BINARY_MODEL)
     model = load_model(str(path))
@@ -1526,15 +1526,7 @@ def test_multiclass_model_sv_lines_are_read_in_c(tmp_path, monkeypatch):
     loaded 6 times slower than LIBSVM's svm_load_model line by line, now
     0.5 times); a coefficient missing or too many, a nan or a comment go
     line by line, with the same model or error naming the line as before."""
-    from svmscreen.libsvm import modelfile
-    by_line = []
-    read_sv_lines = modelfile._read_sv_lines
-
-    def counting(*args):
-        by_line.append(True)
-        return read_sv_lines(*args)
-
-    monkeypatch.setattr(modelfile, "_read_sv_lines", counting)
+    by_line = _line_by_line_reads(monkeypatch)
     path = tmp_path / "m"
     path.write_text(GOOD_MODEL)
     model = load_model(str(path))

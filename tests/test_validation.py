@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import load_dataset, subprocess_env
+from conftest import load_dataset, refusals_in_a_child, subprocess_env
 import svmscreen
 from svmscreen import fit_binary
 
@@ -295,19 +295,11 @@ def test_csr_with_a_malformed_indptr_is_refused(tmp_path):
                  lambda: ScreeningData(bad, y)):
         with pytest.raises(ValueError, match="X: malformed CSR matrix"):
             call()
-    code = ("import numpy as np, scipy.sparse as sp; import svmscreen\n"
-            "X = sp.csr_matrix(np.eye(6)); ip = X.indptr.copy(); ip[1] = 10 ** 7\n"
-            "X.indptr = ip\n"
-            "try:\n"
-            "    svmscreen.fit_binary(X, [1, -1] * 3)\n"
-            "except ValueError as exc:\n"
-            "    print(exc)\n")
-    # away from the source tree, whose svmscreen/ has no compiled modules
-    # in a clean clone (CI)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path, env=subprocess_env())
-    assert out.returncode == 0, out.stderr
-    assert "X: malformed CSR matrix" in out.stdout
+    setup = ("import numpy as np, scipy.sparse as sp; import svmscreen\n"
+             "X = sp.csr_matrix(np.eye(6)); ip = X.indptr.copy(); ip[1] = 10 ** 7\n"
+             "X.indptr = ip")
+    assert "X: malformed CSR matrix" in refusals_in_a_child(
+        setup, ["svmscreen.fit_binary(X, [1, -1] * 3)"], tmp_path)
 
 
 @pytest.mark.parametrize("entry", ["fit_binary", "SVC"])
@@ -320,21 +312,15 @@ def test_csc_with_malformed_index_arrays_is_refused(entry, flaw, message, tmp_pa
     validate_data in the estimators) segfaulted; with fewer values than
     entries it read past them, and fit_binary trained on what it found
     there.  Run in a child process."""
-    code = ("import numpy as np, scipy.sparse as sp, svmscreen\n"
-            "from svmscreen.estimators import SVC\n"
-            "X = sp.csc_matrix(np.eye(6) + 1)\n"
-            + {"indptr": "ip = X.indptr.copy(); ip[2] = 10 ** 7; X.indptr = ip\n",
-               "index": "ix = X.indices.copy(); ix[4] = 50; X.indices = ix\n",
-               "data": "X.data = np.ones(3)\n"}[flaw]
-            + "try:\n"
-            + ("    svmscreen.fit_binary(X, [1, -1] * 3)\n" if entry == "fit_binary"
-               else "    SVC().fit(X, [1, -1] * 3)\n")
-            + "except ValueError as exc:\n"
-            "    print(exc)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path, env=subprocess_env())
-    assert out.returncode == 0, out.stderr
-    assert message in out.stdout
+    setup = ("import numpy as np, scipy.sparse as sp, svmscreen\n"
+             "from svmscreen.estimators import SVC\n"
+             "X = sp.csc_matrix(np.eye(6) + 1)\n"
+             + {"indptr": "ip = X.indptr.copy(); ip[2] = 10 ** 7; X.indptr = ip",
+                "index": "ix = X.indices.copy(); ix[4] = 50; X.indices = ix",
+                "data": "X.data = np.ones(3)"}[flaw])
+    call = ("svmscreen.fit_binary(X, [1, -1] * 3)" if entry == "fit_binary"
+            else "SVC().fit(X, [1, -1] * 3)")
+    assert message in refusals_in_a_child(setup, [call], tmp_path)
 
 
 @pytest.mark.parametrize("call, message", [
@@ -348,19 +334,12 @@ def test_malformed_bsr_and_dumped_csr_are_refused(call, message, tmp_path):
     to CSR wrote out of bounds ("corrupted size vs. prev_size", an abort);
     a CSR with an indptr past its entries given to dump_svmlight_file: a
     double free in scipy's sum_duplicates.  Run in a child process."""
-    code = ("import io, numpy as np, scipy.sparse as sp, svmscreen\n"
-            "from svmscreen.estimators import SVC\n"
-            "bsr = sp.bsr_matrix((np.ones((2, 2, 2)), np.array([0, 5]), np.array([0, 1, 2])),"
-            " shape=(4, 4))\n"
-            "csr = sp.csr_matrix(np.eye(2)); csr.indptr = np.array([0, 5, 2])\n"
-            "try:\n"
-            f"    {call}\n"
-            "except ValueError as exc:\n"
-            "    print(exc)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path, env=subprocess_env())
-    assert out.returncode == 0, out.stderr
-    assert message in out.stdout
+    setup = ("import io, numpy as np, scipy.sparse as sp, svmscreen\n"
+             "from svmscreen.estimators import SVC\n"
+             "bsr = sp.bsr_matrix((np.ones((2, 2, 2)), np.array([0, 5]), np.array([0, 1, 2])),"
+             " shape=(4, 4))\n"
+             "csr = sp.csr_matrix(np.eye(2)); csr.indptr = np.array([0, 5, 2])")
+    assert message in refusals_in_a_child(setup, [call], tmp_path)
 
 
 @pytest.mark.parametrize("matrix, call, message", [
@@ -376,20 +355,13 @@ def test_an_indptr_of_the_wrong_length_is_refused(matrix, call, message, tmp_pat
     indptr is replaced: a shorter one made csr_find_scale_param and the
     CSC and BSR conversions read past its end (a segfault, or heap
     corruption and an abort).  Run in a child process."""
-    code = ("import io, numpy as np, scipy.sparse as sp, svmscreen\n"
-            "from svmscreen.libsvm import commonutil\n"
-            "A = np.abs(np.random.default_rng(0).normal(size=(20, 4)))\n"
-            "y = [1, -1] * 10\n"
-            f"X = {matrix}\n"
-            "X.indptr = X.indptr[:-3].copy()\n"
-            "try:\n"
-            f"    {call}\n"
-            "except ValueError as exc:\n"
-            "    print(exc)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path, env=subprocess_env())
-    assert out.returncode == 0, out.stderr
-    assert message in out.stdout
+    setup = ("import io, numpy as np, scipy.sparse as sp, svmscreen\n"
+             "from svmscreen.libsvm import commonutil\n"
+             "A = np.abs(np.random.default_rng(0).normal(size=(20, 4)))\n"
+             "y = [1, -1] * 10\n"
+             f"X = {matrix}\n"
+             "X.indptr = X.indptr[:-3].copy()")
+    assert message in refusals_in_a_child(setup, [call], tmp_path)
 
 
 # ----------------------------------------------------------- precomputed
