@@ -70,13 +70,15 @@ def check_X(X, name="X", precomputed=False):
                              f"data is indexed with C ints, at most {INT_MAX} of each (as "
                              "LIBSVM's feature indices)")
         X = canonical_csr(X, name)
-        data = np.asarray(X.data, dtype=np.float64)
+        data = np.ascontiguousarray(X.data, dtype=np.float64)
         if not np.all(np.isfinite(data)):
             raise ValueError(f"{name} contains NaN or infinity")
         # Shares the caller's arrays when their types already fit: nothing
-        # below writes to them.
-        return sp.csr_matrix((data, X.indices.astype(np.int32, copy=False),
-                              X.indptr.astype(np.int32, copy=False)), shape=X.shape)
+        # below writes to them.  Contiguous, as the typed loops take them: a
+        # matrix built on strided views of larger arrays is a valid scipy
+        # matrix, and was refused with "ndarray is not C-contiguous"
+        return sp.csr_matrix((data, np.ascontiguousarray(X.indices, dtype=np.int32),
+                              np.ascontiguousarray(X.indptr, dtype=np.int32)), shape=X.shape)
     arr = as_real_array(X, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")

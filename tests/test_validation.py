@@ -230,6 +230,34 @@ def test_ordinary_inputs_are_accepted():
     assert model.alpha_[0] == 0.0
 
 
+def test_csr_on_strided_arrays_is_accepted():
+    """A CSR matrix whose data, indices and indptr are strided views of
+    larger arrays is one scipy builds and reads: the typed loops (the
+    one-vs-one path's row gather, the linear kernel's products) had
+    refused it with "ndarray is not C-contiguous"."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 4))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    A = sp.csr_matrix(X)
+
+    def strided(a):
+        larger = np.zeros(2 * a.size, dtype=a.dtype)
+        larger[::2] = a
+        return larger[::2]
+
+    B = sp.csr_matrix((strided(A.data), strided(A.indices), strided(A.indptr)), shape=A.shape)
+    assert not B.indices.flags.c_contiguous
+    y = np.repeat([0.0, 1.0, 2.0], 10)
+    for kernel in ("linear", "rbf"):
+        expected = svmscreen.train_path(A, y, n_C=2, kernel=kernel, cv=2)
+        path = svmscreen.train_path(B, y, n_C=2, kernel=kernel, cv=2)
+        np.testing.assert_array_equal(path.cv_accuracy, expected.cv_accuracy)
+        np.testing.assert_array_equal(path.model(1).decision_function(X),
+                                      expected.model(1).decision_function(X))
+        np.testing.assert_array_equal(
+            fit_binary(B, y > 0, kernel=kernel).decision_function(X),
+            fit_binary(A, y > 0, kernel=kernel).decision_function(X))
+
 def test_prediction_input_is_checked():
     X, y = small_problem()
     model = fit_binary(X, y, kernel="rbf")
