@@ -515,6 +515,25 @@ def test_prediction_refuses_a_model_of_the_wrong_rho_count():
         lsm.labels_from_values(model, np.zeros((2, 2)))
 
 
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: setattr(m, "nSV", np.array([3, 2, 2])), "model.nSV must hold"),
+    (lambda m: setattr(m, "nSV", np.array([2, 2])), "model.nSV must hold"),
+    (lambda m: setattr(m, "sv_coef", np.vstack([m.sv_coef, m.sv_coef[:1]])),
+     "model.sv_coef must have shape"),
+])
+def test_hand_edited_class_counts_are_named(edit, message):
+    # class c's SVs are the nSV[c] columns after the classes before it:
+    # counts that do not add up to l shifted every class's slice, and the
+    # decision values were other sums, without an error
+    y, x = [1, 2, 3, 1, 2, 3], [[0.0], [1.0], [2.0], [0.1], [1.1], [2.1]]
+    model = ours.svm_train(y, x, "-q")
+    assert list(model.nSV) == [2, 2, 2]
+    edit(model)
+    for options in ("-q", "-q -b 0"):
+        with pytest.raises(ValueError, match=message):
+            ours.svm_predict(y, x, model, options)
+
+
 @pytest.mark.parametrize("x", [np.zeros((0, 1)), [], sp.csr_matrix((0, 1))])
 def test_svm_predict_of_no_rows_names_x(x):
     # libsvm's svm_predict: "cannot convert float NaN to integer", from the

@@ -796,8 +796,18 @@ def decision_values(model, X):
         for start, stop, K in kernel_blocks(model, X):
             dec[start:stop, 0] += K @ np.asarray(model.sv_coef)[0]
         return dec
-    sv_start = np.concatenate([[0], np.cumsum(model.nSV)])
+    # each class's SVs are a slice of nSV[c] columns: counts that do not
+    # add up to l shifted the slices (decision values of other SVs' sums,
+    # silently), and a coefficient row too many failed in np.matmul
+    nSV = np.asarray(model.nSV)
     coef = np.asarray(model.sv_coef)
+    if nSV.shape != (k,) or np.any(nSV < 0) or nSV.sum() != model.l:
+        raise ValueError(f"model.nSV must hold nr_class = {k} counts >= 0 adding up to "
+                         f"model.l = {model.l}, got {nSV.tolist()}")
+    if coef.shape != (k - 1, model.l):
+        raise ValueError(f"model.sv_coef must have shape (nr_class - 1, l) = "
+                         f"({k - 1}, {model.l}), got {coef.shape}")
+    sv_start = np.concatenate([[0], np.cumsum(nSV)])
     parts = None
     for start, stop, K in kernel_blocks(model, X):
         # parts[c, :, m] = sum over class c's SVs of K * sv_coef[m], one
