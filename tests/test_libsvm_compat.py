@@ -520,16 +520,18 @@ def test_prediction_refuses_a_model_of_the_wrong_rho_count():
     (lambda m: setattr(m, "nSV", np.array([2, 2])), "model.nSV must hold"),
     (lambda m: setattr(m, "sv_coef", np.vstack([m.sv_coef, m.sv_coef[:1]])),
      "model.sv_coef must have shape"),
+    (lambda m: setattr(m, "label", m.label[:2]), "model.label must hold nr_class = 3"),
 ])
 def test_hand_edited_class_counts_are_named(edit, message):
     # class c's SVs are the nSV[c] columns after the classes before it:
     # counts that do not add up to l shifted every class's slice, and the
-    # decision values were other sums, without an error
+    # decision values were other sums, without an error; a short label list
+    # was numpy's IndexError
     y, x = [1, 2, 3, 1, 2, 3], [[0.0], [1.0], [2.0], [0.1], [1.1], [2.1]]
-    model = ours.svm_train(y, x, "-q")
+    model = ours.svm_train(y, x, "-q -b 1")
     assert list(model.nSV) == [2, 2, 2]
     edit(model)
-    for options in ("-q", "-q -b 0"):
+    for options in ("-q", "-q -b 0", "-q -b 1"):
         with pytest.raises(ValueError, match=message):
             ours.svm_predict(y, x, model, options)
 

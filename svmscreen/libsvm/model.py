@@ -830,7 +830,7 @@ def labels_from_values(model, dec):
     if svm_type == ONE_CLASS:
         return np.where(dec[:, 0] > 0, 1.0, -1.0)
     k = model.nr_class
-    label = np.asarray(model.label, dtype=np.float64)
+    label = _class_labels(model)
     if k < 2:
         return np.full(dec.shape[0], label[0] if k == 1 else 0.0)
     dec = np.ascontiguousarray(dec, dtype=np.float64)
@@ -840,6 +840,17 @@ def labels_from_values(model, dec):
     winner = np.empty(dec.shape[0], dtype=np.intp)
     vote(dec, k, winner)
     return label[winner]
+
+
+def _class_labels(model):
+    """model.label as float64, checked to name nr_class labels (a
+    hand-edited model's short list was numpy's IndexError, naming
+    nothing; extra labels are ignored, as LIBSVM does)."""
+    label = np.asarray(model.label, dtype=np.float64)
+    if label.ndim != 1 or label.shape[0] < model.nr_class:
+        raise ValueError(f"model.label must hold nr_class = {model.nr_class} labels, got "
+                         f"shape {label.shape}")
+    return label
 
 
 def predict(model, X):
@@ -874,7 +885,7 @@ def predict_probability(model, X, info=None):
     svm_type = model.param.svm_type
     if svm_type in (C_SVC, NU_SVC) and model.probA is not None and model.probB is not None:
         k = model.nr_class
-        label = np.asarray(model.label, dtype=np.float64)
+        label = _class_labels(model)
         if k < 2:
             # svm.cpp returns label[0]: of an empty training set (a CV fold)
             # it has none, and the label is then 0, as ``labels_from_values``
