@@ -39,7 +39,7 @@ from svmscreen._validation import (INT64_MAX, ConvergenceWarning, check_box_over
 from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     pairwise_coupling, sigmoid_predict, sigmoid_train)
 from svmscreen.model import check_decisions_finite, solve_dual
-from svmscreen.one_vs_one import fold_accuracy, pair_votes
+from svmscreen.one_vs_one import class_rows, fold_accuracy, pair_rows, pair_votes
 from svmscreen.path import (SCREENING_RULES, _parallel, _sequential, check_C_grid, cv_splits,
                             fold_bounds, fold_params, log_grid, train_path)
 from svmscreen.ramp import train_ramp
@@ -331,12 +331,11 @@ class SVC(_Estimator):
         # rows, probability=True: 2.8 times scikit-learn's time, 1.6 dense)
         X_rows = X if precomputed else compute_layout(X)
         # each class's samples found once, not in a pass over y for every
-        # pair (100 classes: 4950 passes)
-        members = [np.flatnonzero(y_index == c) for c in range(self.classes_.size)]
+        # pair (100 classes: 4950 passes); a pair's in sample order, which
+        # breaks the solver's ties
+        rows_of = class_rows(y_index, self.classes_.size)
         for i, j in class_pairs(self.classes_.size):
-            rows = np.concatenate((members[i], members[j]))
-            rows.sort()          # sample order, which breaks the solver's ties
-            signs = np.where(y_index[rows] == i, 1.0, -1.0)
+            rows, signs = pair_rows(rows_of, y_index, i, j)
             X_pair = X[np.ix_(rows, rows)] if precomputed else X_rows[rows]
             support, coef, b, n_iter, status = self._solve_pair(X_pair, signs, weight[rows])
             pairs.append((rows[support], coef, b, n_iter))

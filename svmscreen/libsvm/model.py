@@ -791,16 +791,16 @@ def decision_values(model, X):
     dec = np.empty((n, n_pairs))
     if n_pairs == 0 or n == 0:
         return dec
+    coef = np.asarray(model.sv_coef)
     if k == 2:
         dec[:] = neg_rho[None, :]
         for start, stop, K in kernel_blocks(model, X):
-            dec[start:stop, 0] += K @ np.asarray(model.sv_coef)[0]
+            dec[start:stop, 0] += K @ coef[0]
         return dec
     # each class's SVs are a slice of nSV[c] columns: counts that do not
     # add up to l shifted the slices (decision values of other SVs' sums,
     # silently), and a coefficient row too many failed in np.matmul
     nSV = np.asarray(model.nSV)
-    coef = np.asarray(model.sv_coef)
     if nSV.shape != (k,) or np.any(nSV < 0) or nSV.sum() != model.l:
         raise ValueError(f"model.nSV must hold nr_class = {k} counts >= 0 adding up to "
                          f"model.l = {model.l}, got {nSV.tolist()}")

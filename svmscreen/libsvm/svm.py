@@ -392,7 +392,9 @@ def as_labels(y, name="y"):
     if not isinstance(y, (list, tuple, np.ndarray)):
         raise TypeError(f"type of {name}: {type(y)} is not supported!")
     if isinstance(y, np.ndarray) and y.dtype.kind == "c":
-        raise TypeError(f"{name} must hold real numbers, got dtype {y.dtype}")
+        # only complex: libsvm's binding also reads object and string arrays
+        # of numbers
+        check_real_dtype(y.dtype, name)
     arr = np.array(y, dtype=np.float64).ravel() if len(y) else np.zeros(0)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinity")
