@@ -439,6 +439,10 @@ class SVC(_Estimator):
         check_is_fitted(self)
         if self.probA_.size == 0:
             raise AttributeError("predict_proba needs a fit with probability=True")
+        if not (np.all(np.isfinite(self.probA_)) and np.all(np.isfinite(self.probB_))):
+            # set by hand: a nan gave nan probabilities for two classes, and
+            # for more an error about the coupling's r, which the user never set
+            raise ValueError("probA_ and probB_ must be finite (the pairs' sigmoids)")
         dec = check_decisions_finite(self._pair_values(X))
         r = np.clip(sigmoid_predict(dec, self.probA_, self.probB_), MIN_PROB, 1 - MIN_PROB)
         n_classes = self.classes_.size

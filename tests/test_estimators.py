@@ -126,6 +126,20 @@ def test_probabilities_are_libsvm_platt_scaling(classes):
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")   # sklearn 1.9 deprecates probability
+@pytest.mark.parametrize("classes", [[0, 1, 2], [0, 1]])
+@pytest.mark.parametrize("attribute", ["probA_", "probB_"])
+def test_predict_proba_refuses_sigmoids_set_to_nan(classes, attribute):
+    """A nan probA_ or probB_ (set by hand) gave nan probabilities for two
+    classes without a word, and for three an error about the coupling's r."""
+    X, y = load_iris(return_X_y=True)
+    keep = np.isin(y, classes)
+    model = SVC(probability=True, random_state=0).fit(X[keep], y[keep])
+    getattr(model, attribute)[0] = np.nan
+    with pytest.raises(ValueError, match="probA_ and probB_ must be finite"):
+        model.predict_proba(X[:3])
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")   # sklearn 1.9 deprecates probability
 def test_dense_enough_csr_is_laid_out_once_for_the_pairs(monkeypatch):
     # A CSR X the kernels densify (compute_layout) reached every pair's solve
     # and every probability fold as CSR: sliced and densified again each
