@@ -358,10 +358,11 @@ class SolveResult:
     n_iter : int
     status : {"optimal", "max_iter", "round_off"}
         "round_off": stopped above tol because no step representable in
-        double precision lowers the objective (bias-free solves only: the
-        pair step of the equality always finds one; seen with Q of scale
-        1e16 and more, where each step's change of alpha rounds away and
-        the gradient's round-off exceeds tol).
+        double precision lowers the objective: each step's change of alpha
+        rounds away, and the gradient's round-off exceeds tol (Q of scale
+        1e16 and more; with the equality, a pair step that left alpha as it
+        was, also after the gradient's rebuild: tol 1e-16 on heart_scale).
+        Not in LIBSVM mode, which runs on to max_iter as svm.cpp does.
     violation : float
         The stopping criterion's value at the end (m(a) - M(a), or
         PGmax - PGmin without the equality).
@@ -1298,6 +1299,7 @@ cdef class _SMO:
         cdef long long next_gap = 0, period = self.gap_period
         cdef long long next_signal = self.work_select + SIGNAL_WORK
         cdef Py_ssize_t before, found
+        cdef double old_i, old_j
         while self.n_iter < self.max_iter:
             if self.work_select >= next_signal:
                 next_signal = self.work_select + SIGNAL_WORK
@@ -1363,7 +1365,20 @@ cdef class _SMO:
                 counter = 1  # shrink at the next iteration
             self.n_iter += 1
             if self.has_equality:
+                old_i, old_j = self.alpha[i], self.alpha[j]
                 self.step_pair(i, j)
+                if (self.alpha[i] == old_i and self.alpha[j] == old_j
+                        and not self.libsvm_steps):
+                    # A step below alpha's ulp changes nothing, G neither, and
+                    # the same pair came back until max_iter (heart_scale at
+                    # tol 1e-17: 10M iterations, 3 s).  A rebuilt gradient
+                    # (other round-off) may select another pair; on the whole
+                    # set, the stop is "round_off" (violation >= eps).
+                    # LIBSVM mode keeps svm.cpp's loop and its iteration count.
+                    if self.active_size == self.l_var:
+                        return 0
+                    self.reconstruct_gradient(self.l_var)
+                    self.active_size = self.l_var
             elif j >= 0:
                 self.free_pair_step(i, j)
             else:

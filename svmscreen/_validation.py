@@ -392,7 +392,8 @@ def stopped_short(status, max_iter):
     if status == "round_off":
         return ("the solver stopped above the tolerance: no step representable in "
                 "double precision lowers the objective, and the gradient's round-off "
-                "exceeds tol (kernel values too large for it; scale X down)")
+                "exceeds tol (raise tol, or scale X down: the round-off grows with the "
+                "kernel values and C)")
     return None
 
 

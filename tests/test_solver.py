@@ -853,6 +853,21 @@ def test_round_off_stop_is_not_reported_optimal():
     assert path.status[0] == "round_off"
 
 
+def test_pair_step_that_rounds_away_stops_as_round_off():
+    # tol 1e-16 is below the gradient's round-off on heart_scale: the pair
+    # step selected changed no alpha, G neither, and the same pair came back
+    # for all 10M iterations (3 s) before "max_iter".  The stop comes at
+    # once, at the point those iterations had left unchanged.
+    X, y = load_dataset("heart_scale")
+    reference = fit_binary(X, y, C=10.0, tol=1e-12)
+    for shrinking in (True, False):
+        with pytest.warns(ConvergenceWarning, match="raise tol"):
+            model = fit_binary(X, y, C=10.0, tol=1e-16, shrinking=shrinking)
+        assert model.status_ == "round_off" and model.n_iter_ < 100_000
+        assert model.objective_ == pytest.approx(reference.objective_, rel=1e-13)
+        assert model.duality_gap_ <= 1e-9 * abs(model.objective_)
+
+
 @pytest.mark.parametrize("equality", [False, True])
 def test_solve_max_iter_returns_consistent_state(equality):
     problem = Problem(40, 3, "rbf", equality, True, True, seed=7)
