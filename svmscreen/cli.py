@@ -202,8 +202,9 @@ def _check_path_args(args, y):
                              f"than --n-C {args.n_C} distinct values: give a smaller --n-C "
                              "or a wider range") from None
     classes, counts = np.unique(y, return_counts=True)
-    # an empty file has no smallest class: train_path's own error names it
-    if args.cv >= 2 and counts.size and args.cv > counts.min():
+    # an empty file has no smallest class, and in a file of one class --cv
+    # is not what is wrong: train_path's own error names the problem
+    if args.cv >= 2 and counts.size >= 2 and args.cv > counts.min():
         raise ValueError(f"--cv {args.cv} is larger than the smallest class "
                          f"({counts.min()} samples)")
     if args.grid == "epsilon" and classes.size > 2:

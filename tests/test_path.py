@@ -778,6 +778,16 @@ def test_command_line_path_of_an_empty_file(tmp_path, capsys):
     assert "svmscreen: error: X is empty: shape (0, 0)" in capsys.readouterr().err
 
 
+def test_command_line_path_of_a_file_of_one_class(tmp_path, capsys):
+    # three samples of one class under the default --cv 5: the error blamed
+    # --cv ("larger than the smallest class"), and --cv 2 then said "one class"
+    from svmscreen.cli import main
+    (tmp_path / "one").write_text("1 1:0.5 2:1\n1 1:0.2\n1 2:0.3\n")
+    assert main(["path", str(tmp_path / "one"), "--n-C", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--cv" not in err and "at least two classes, got 1" in err
+
+
 def test_command_line_path_epsilon_grid_needs_two_classes(tmp_path, capsys):
     from svmscreen.cli import main
     X, y, _, _ = letter_classes(3, n_train=60)
