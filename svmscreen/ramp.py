@@ -17,6 +17,7 @@ change, so a step warm-starts from the last beta (equality repaired) and its
 gradient is updated by the columns of the samples whose mu or beta changed.
 The loop stops when mu no longer changes.
 """
+import numbers
 import sys
 import time
 import warnings
@@ -391,7 +392,8 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
 
 
 def _check_s(s):
-    if isinstance(s, bool) or not isinstance(s, (int, float, np.floating, np.integer)):
+    # numbers.Real, as C is checked: a Fraction was refused here only
+    if isinstance(s, bool) or not isinstance(s, numbers.Real):
         raise TypeError(f"s must be a real number <= 0, got {s!r}")
     s = float(s)
     if not np.isfinite(s) or s > 0:

@@ -151,6 +151,15 @@ def test_ramp_path_checks_max_outer(max_outer):
         svmscreen.train_ramp_path(X, y, C=[1.0, 2.0], max_outer=max_outer)
 
 
+def test_s_takes_any_real_number():
+    # C took a Fraction; s refused one as "not a real number"
+    from fractions import Fraction
+    X, y = noisy_blobs(20, 0.1, seed=0)
+    for s in (Fraction(-1, 2), np.float32(-0.5)):
+        np.testing.assert_array_equal(svmscreen.train_ramp(X, y, s=s).model.alpha_,
+                                      svmscreen.train_ramp(X, y, s=-0.5).model.alpha_)
+
+
 def test_single_class_is_an_error():
     X, _ = noisy_blobs(20, 0.1, seed=0)
     with pytest.raises(ValueError, match="two classes"):
