@@ -54,6 +54,7 @@ y of +1/-1, fixed variables at a bound, and Q matches the data.
 """
 import numpy as np
 
+cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, fabs, fmax, isfinite
 from libc.float cimport DBL_EPSILON
@@ -63,6 +64,8 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from svmscreen._cache cimport CacheEntry, ColumnCache
 from svmscreen._kernels cimport SIGNAL_WORK, Kernel, signal_raised
 from svmscreen._rules cimport _gap_safe_flags
+
+cnp.import_array()
 
 cdef double TAU = 1e-12                # LIBSVM's floor for a non-positive curvature
 # QMatrix.follow_positions: smaller CSR data stays in the caches whatever the
@@ -341,7 +344,7 @@ cdef class QMatrix:
         return out
 
 
-class SolveResult:
+cdef class SolveResult:
     """What one solve returns (arrays in sample order).
 
     Attributes
@@ -370,7 +373,26 @@ class SolveResult:
         Samples frozen by dynamic screening (not those fixed on entry).
     max_iter : int
         The iteration cap the solve ran under.
+    r : float or None
+        Solver_NU's r (``nu=True``).
+    progress : str
+        LIBSVM mode: the progress marks svm.cpp would have printed.
+    work_select, work_reconstruct, work_gbar, n_screens, n_swaps,
+    screen_seconds, frozen_lower, frozen_upper, start_frozen_lower,
+    start_frozen_upper, n_dense_steps :
+        Diagnostics (``_SMO``'s counters).
+
+    A cdef class with declared fields: one-vs-one fits take thousands of
+    small solves, and a Python object whose twenty attributes were set one
+    by one in its dict cost about a tenth of such a solve.  Callers may
+    still add attributes (``reduced.solve_reduced``'s ``n_frozen``).
     """
+    cdef public object alpha, grad, rho, objective, n_iter, status, violation, frozen
+    cdef public object max_iter, r, progress
+    cdef public object work_select, work_reconstruct, work_gbar, n_screens, n_swaps
+    cdef public object screen_seconds, frozen_lower, frozen_upper
+    cdef public object start_frozen_lower, start_frozen_upper, n_dense_steps
+    cdef dict __dict__
 
     def __init__(self, alpha, grad, rho, objective, n_iter, status, violation):
         self.alpha = alpha
@@ -1722,14 +1744,24 @@ cdef int _in_positions(values, const Py_ssize_t[::1] perm, str name,
     fancy index, a buffer per array) were most of a small solve's set-up,
     and one-vs-one fits solve thousands of small pairs (100 classes of 5
     samples: 4950 solves of 10 variables)."""
-    cdef Py_ssize_t k, n = perm.shape[0]
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"{name} has shape {arr.shape}, Q has {n} variables")
-    cdef const double[:] source = arr
+    cdef Py_ssize_t k, n = perm.shape[0], stride
+    cdef const char* data
+    cdef cnp.ndarray arr
+    if (cnp.PyArray_Check(values) and cnp.PyArray_TYPE(<cnp.ndarray> values) == cnp.NPY_DOUBLE
+            and cnp.PyArray_ISBEHAVED_RO(<cnp.ndarray> values)):
+        # read in place through numpy's C API: a typed view's buffer
+        # request parses a format string, about 0.4 us, five times a solve
+        arr = <cnp.ndarray> values
+    else:
+        # a list, another dtype, a byte-swapped or unaligned array
+        arr = np.array(values, dtype=np.float64)
+    if cnp.PyArray_NDIM(arr) != 1 or cnp.PyArray_DIM(arr, 0) != n:
+        raise ValueError(f"{name} has shape {np.shape(arr)}, Q has {n} variables")
+    data = <const char*> cnp.PyArray_DATA(arr)
+    stride = cnp.PyArray_STRIDE(arr, 0)
     with nogil:
         for k in range(n):
-            target[k] = source[perm[k]]
+            target[k] = (<const double*> (data + perm[k] * stride))[0]
     return 0
 
 
@@ -1808,13 +1840,11 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     SolveResult
     """
     cdef _SMO s = _SMO()
-    cdef Py_ssize_t n = Q.n, pos, n_fixed = 0
+    cdef Py_ssize_t n = Q.n, pos, k, n_fixed = 0
     cdef Py_ssize_t[::1] perm = Q.perm
     cdef bint has_fixed = fixed is not None
     cdef signed char[::1] is_fixed
     cdef const unsigned char[:] fixed_at      # fixed, by sample
-    cdef double[::1] alpha_out, grad_out
-    cdef unsigned char[::1] frozen_out
     # lengths only (the values are the caller's, see the module docstring):
     # the typed loops index them without bounds checks.  fixed's here, the
     # vectors' in _in_positions.
@@ -1872,11 +1902,12 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     # The values are trusted, but not infinite ones: C * weights overflowing
     # to inf had made SMO loop without end (estimators.SVC, session 21).  A
     # typed loop: np.isfinite on each costs more than a small path step's
-    # rule (heart_scale: 4 x 3 us a solve).
-    for name, values in (("p", s.p), ("lo", s.lo), ("hi", s.hi), ("alpha0", s.alpha)):
-        if not _all_finite(values):
-            raise ValueError(f"{name} must be finite (C times the weights overflowing "
-                             "float64?)")
+    # rule (heart_scale: 4 x 3 us a solve).  Rows 0-3 of block are p, lo,
+    # hi and alpha0.
+    for k in range(4):
+        if not _all_finite(block[k]):
+            raise ValueError(f"{('p', 'lo', 'hi', 'alpha0')[k]} must be finite (C times the "
+                             "weights overflowing float64?)")
     if y is None:
         s.y[:] = 1.0
     else:
@@ -1884,8 +1915,9 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     if grad0 is not None:
         _in_positions(grad0, perm, "grad0", s.G)
     s.G_bar[:] = 0.0
-    s.status = np.empty(n, dtype=np.int8)
-    is_fixed = np.zeros(n, dtype=np.int8)
+    # the int8 vectors, rows of one block too
+    cdef signed char[:, ::1] flags = np.zeros((2, n), dtype=np.int8)
+    s.status, is_fixed = flags[0], flags[1]
     # LIBSVM mode (Q rounded as LIBSVM's cache): also its step arithmetic,
     # which assumes C-SVC's boxes [0, C_i] and the equality.
     s.libsvm_steps = Q.round_float32 and y is not None
@@ -1953,14 +1985,27 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     else:
         status = "round_off"
     perm = Q.perm
-    alpha, grad = np.empty(n), np.empty(n)
-    alpha_out, grad_out = alpha, grad
+    # the results in sample order, allocated and written through numpy's C
+    # API (np.empty and a typed view of each cost about 0.4 us a vector)
+    cdef cnp.npy_intp length = n
+    alpha = cnp.PyArray_EMPTY(1, &length, cnp.NPY_DOUBLE, 0)
+    grad = cnp.PyArray_EMPTY(1, &length, cnp.NPY_DOUBLE, 0)
+    grad_plus_p = cnp.PyArray_EMPTY(1, &length, cnp.NPY_DOUBLE, 0)
+    frozen = cnp.PyArray_ZEROS(1, &length, cnp.NPY_BOOL, 0)
+    cdef double* alpha_at = <double*> cnp.PyArray_DATA(<cnp.ndarray> alpha)
+    cdef double* grad_at = <double*> cnp.PyArray_DATA(<cnp.ndarray> grad)
+    cdef double* grad_plus_p_at = <double*> cnp.PyArray_DATA(<cnp.ndarray> grad_plus_p)
+    cdef cnp.npy_bool* frozen_at = <cnp.npy_bool*> cnp.PyArray_DATA(<cnp.ndarray> frozen)
     with nogil:
         for pos in range(n):
-            alpha_out[perm[pos]] = s.alpha[pos]
-            grad_out[perm[pos]] = s.G[pos]
-    objective = 0.5 * float(np.dot(alpha, grad + np.asarray(p, dtype=np.float64)))
-    if not _all_finite(grad):
+            alpha_at[perm[pos]] = s.alpha[pos]
+            grad_at[perm[pos]] = s.G[pos]
+            # s.p holds the caller's p, permuted: the same sums as grad + p
+            grad_plus_p_at[perm[pos]] = s.G[pos] + s.p[pos]
+        for pos in range(s.l_var, n):
+            frozen_at[perm[pos]] = not (has_fixed and fixed_at[perm[pos]])
+    objective = 0.5 * float(np.dot(alpha, grad_plus_p))
+    if not _all_finite(s.G):
         i = int(np.flatnonzero(~np.isfinite(grad))[0])
         column = Q.add_columns([i], [1.0], np.zeros(n))
         if not np.all(np.isfinite(column)):
@@ -1980,8 +2025,8 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
         rho = s.calculate_rho_nu(s.l)
     else:
         rho = s.calculate_rho(s.l) if s.has_equality else None
-    result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
-                         float(s.violation))
+    cdef SolveResult result = SolveResult(alpha, grad, rho, objective, int(s.n_iter), status,
+                                          float(s.violation))
     result.r = float(s.r) if nu else None
     result.max_iter = int(s.max_iter)
     result.work_select = int(s.work_select)
@@ -1995,11 +2040,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     result.start_frozen_lower = int(s.start_frozen_lower)
     result.start_frozen_upper = int(s.start_frozen_upper)
     result.n_dense_steps = int(s.n_dense_steps)
-    result.frozen = np.zeros(n, dtype=bool)
-    frozen_out = result.frozen.view(np.uint8)
-    with nogil:
-        for pos in range(s.l_var, n):
-            frozen_out[perm[pos]] = not (has_fixed and fixed_at[perm[pos]])
+    result.frozen = frozen
     # LIBSVM mode: the progress marks svm.cpp would have printed
     result.progress = (<bytes> s.events[:s.n_events]).decode("ascii") if s.n_events else ""
     return result
