@@ -1,5 +1,6 @@
-"""One-vs-one prediction of the LIBSVM layer: the pairs' decision values
-from per-class partial sums, and svm_predict's vote.
+"""One-vs-one helpers: a pair's rows from its two classes' (``merge_rows``),
+and the prediction of the LIBSVM layer: the pairs' decision values from
+per-class partial sums, and svm_predict's vote.
 
 With k classes, classifier m = (i, j) of the k(k-1)/2 pairs (i < j, in
 LIBSVM's order) is f_ij(x) = sum over class i's SVs of sv_coef[j-1] K +
@@ -8,11 +9,43 @@ from ``parts[c] = K[:, class c] @ sv_coef[:, class c].T`` (one product per
 class, by BLAS), so the O(n k^2) assembly and the vote are the only loops
 over pairs, and they run here per row instead of per pair in Python.
 
-Trusts its caller (``svmscreen.libsvm.model``): k >= 2, the arrays
-C-contiguous with matching shapes (parts is (k, n, k-1), neg_rho is
-(k(k-1)/2,), dec is (n, k(k-1)/2), winner is (n,)).
+Trusts its callers: for the prediction (``svmscreen.libsvm.model``),
+k >= 2, the arrays C-contiguous with matching shapes (parts is
+(k, n, k-1), neg_rho is (k(k-1)/2,), dec is (n, k(k-1)/2), winner is (n,));
+for ``merge_rows`` (``one_vs_one.pair_rows``), ascending row lists.
 """
 import numpy as np
+
+cimport numpy as cnp
+
+cnp.import_array()
+
+
+def merge_rows(const Py_ssize_t[::1] first, const Py_ssize_t[::1] second):
+    """(rows, signs): two ascending lists of distinct rows merged in
+    ascending order, and each row's sign, +1 if it came from ``first``,
+    -1 from ``second``.  One typed pass for each of the k(k-1)/2 pairs of
+    classes: np.sort of the concatenation and np.where over the labels
+    cost about 5 us a pair (100 classes: 4950 pairs)."""
+    cdef Py_ssize_t a = first.shape[0], b = second.shape[0], p = 0, q = 0, k
+    cdef cnp.npy_intp length = a + b
+    # written through numpy's C API: typed views of new arrays cost more
+    # than this merge of a few dozen rows
+    rows = cnp.PyArray_EMPTY(1, &length, cnp.NPY_INTP, 0)
+    signs = cnp.PyArray_EMPTY(1, &length, cnp.NPY_DOUBLE, 0)
+    cdef Py_ssize_t* rows_at = <Py_ssize_t*> cnp.PyArray_DATA(<cnp.ndarray> rows)
+    cdef double* signs_at = <double*> cnp.PyArray_DATA(<cnp.ndarray> signs)
+    with nogil:
+        for k in range(a + b):
+            if q == b or (p < a and first[p] < second[q]):
+                rows_at[k] = first[p]
+                signs_at[k] = 1.0
+                p += 1
+            else:
+                rows_at[k] = second[q]
+                signs_at[k] = -1.0
+                q += 1
+    return rows, signs
 
 
 def combine_pairs(const double[:, :, ::1] parts, const double[::1] neg_rho,

@@ -335,7 +335,7 @@ class SVC(_Estimator):
         # breaks the solver's ties
         rows_of = class_rows(y_index, self.classes_.size)
         for i, j in class_pairs(self.classes_.size):
-            rows, signs = pair_rows(rows_of, y_index, i, j)
+            rows, signs = pair_rows(rows_of, i, j)
             X_pair = X[np.ix_(rows, rows)] if precomputed else X_rows[rows]
             support, coef, b, n_iter, status = self._solve_pair(X_pair, signs, weight[rows])
             pairs.append((rows[support], coef, b, n_iter))

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._kernels import cross_kernel
+from svmscreen._one_vs_one import merge_rows
 from svmscreen.libsvm.model import class_pairs
 from svmscreen.model import check_decisions_finite, check_prediction_rows
 from svmscreen.path import (PathResult, RowSubsets, _parallel, _sequential, fold_params,
@@ -186,20 +187,19 @@ def class_rows(y_index, n_classes):
     return np.split(order, ends)
 
 
-def pair_rows(rows_of, y_index, i, j):
+def pair_rows(rows_of, i, j):
     """(the rows of classes i and j, ascending, from ``class_rows``'s
-    ``rows_of``; their signs: +1 for class i)."""
-    rows = np.sort(np.concatenate((rows_of[i], rows_of[j])))
-    return rows, np.where(y_index[rows] == i, 1.0, -1.0)
+    ``rows_of`` (or subsets of its lists, ascending too); their signs: +1
+    for class i)."""
+    return merge_rows(rows_of[i], rows_of[j])
 
 
-def _pair_path(subsets, y_index, rows_of, hi_unit, pair, grid, params, path_options,
-               progress_label):
+def _pair_path(subsets, rows_of, hi_unit, pair, grid, params, path_options, progress_label):
     """One pair's path on all its rows: (path rows, alphas, the pair's rows,
     their signs).  The caller builds the PathResult: a task in another
     process returns only these."""
     i, j = pair
-    rows, signs = pair_rows(rows_of, y_index, i, j)
+    rows, signs = pair_rows(rows_of, i, j)
     path_rows, alphas = subset_path(subsets, rows, signs, hi_unit[rows], grid, params,
                                     path_options, progress_label)
     return path_rows, alphas, rows, signs
@@ -242,7 +242,7 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
                 else f" (gamma = {params['gamma']:.3g})")
     subsets = RowSubsets(X, params["kernel"])
     solved = _parallel(n_jobs, [
-        (_pair_path, (subsets, y_index, rows_of, hi_unit, pair, grid, params, path_options,
+        (_pair_path, (subsets, rows_of, hi_unit, pair, grid, params, path_options,
                       f"pair {k + 1}/{len(pairs)}{of_gamma}" if show else None), {})
         for k, pair in enumerate(pairs)], verbose=verbose)
     # the models' rows: copied, so that they do not follow changes to the
@@ -281,7 +281,7 @@ def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options,
     train_rows_of = [rows[train[rows]] for rows in class_rows(y_index, n_classes)]
     paths = []
     for k, (i, j) in enumerate(pairs):
-        rows, signs = pair_rows(train_rows_of, y_index, i, j)
+        rows, signs = pair_rows(train_rows_of, i, j)
         label = (None if progress_prefix is None
                  else f"{progress_prefix}pair {k + 1}/{len(pairs)}")
         paths.append(path_coefficients(subsets, rows, signs, hi_unit[rows], grid, params,
