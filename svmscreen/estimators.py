@@ -158,6 +158,14 @@ def ovr_decision_function(dec, n_classes):
             + confidence / (3 * (np.abs(confidence) + 1)))
 
 
+def _check_pair_box(positive):
+    """Refuse a pair of classes whose samples all have C_i = 0 (``positive``:
+    whether some C_i is above 0)."""
+    if not positive:
+        raise ValueError("C times class_weight and sample_weight is zero for every "
+                         "sample of a pair of classes: nothing to train")
+
+
 def _keeps_state_on_failure(fit):
     """A fit that raises leaves the estimator as it was.  scikit-learn
     checks every parameter before it changes any state; here the checks
@@ -243,16 +251,12 @@ class SVC(_Estimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _solve_pair(self, X, signs, weight):
+    def _solve_pair(self, X, signs, hi):
         """(support, coef, b, n_iter, status) of one pair's binary SVM: signs +1 for
         the pair's first class, so that f(x) = K(x, X[support]) coef + b > 0
-        votes for it; the bounds are C * weight."""
-        C, options = self._solve_options
-        hi = C * weight
-        if not (hi > 0).any():
-            raise ValueError("C times class_weight and sample_weight is zero for every "
-                             "sample of a pair of classes: nothing to train")
-        result = solve_dual(X, signs, hi, **options)
+        votes for it; the bounds hi = C * weight, some positive
+        (``_check_pair_box``)."""
+        result = solve_dual(X, signs, hi, **self._solve_options[1])
         warn_if_not_converged(result.status, result.max_iter, EstimatorConvergenceWarning)
         support = (result.alpha > 0).nonzero()[0]
         if self.verbose:
@@ -290,9 +294,10 @@ class SVC(_Estimator):
             if present.size < 2:
                 dec[held] = present[0]
                 continue
+            hi = self._solve_options[0] * weight[train]
+            _check_pair_box((hi > 0).any())
             support, coef, b, _, _ = self._solve_pair(
-                X[np.ix_(train, train)] if precomputed else X[train], signs[train],
-                weight[train])
+                X[np.ix_(train, train)] if precomputed else X[train], signs[train], hi)
             A = X[np.ix_(held, train)] if precomputed else X[held]
             B = support if precomputed else X[train][support]
             dec[held] = b
@@ -334,10 +339,15 @@ class SVC(_Estimator):
         # pair (100 classes: 4950 passes); a pair's in sample order, which
         # breaks the solver's ties
         rows_of = class_rows(y_index, self.classes_.size)
+        # C_i of every sample (a pair's are the same products, taken), and
+        # whether each class has one above 0, found once, not per pair
+        hi_all = C * weight
+        has_box = [bool((hi_all[rows] > 0).any()) for rows in rows_of]
         for i, j in class_pairs(self.classes_.size):
             rows, signs = pair_rows(rows_of, i, j)
+            _check_pair_box(has_box[i] or has_box[j])
             X_pair = X[np.ix_(rows, rows)] if precomputed else X_rows[rows]
-            support, coef, b, n_iter, status = self._solve_pair(X_pair, signs, weight[rows])
+            support, coef, b, n_iter, status = self._solve_pair(X_pair, signs, hi_all[rows])
             pairs.append((rows[support], coef, b, n_iter))
             stopped_short |= status != "optimal"
             if probability:
@@ -375,25 +385,29 @@ class SVC(_Estimator):
         vector in pair (i, j) in row j - 1 if c = i, row i if c = j (signed
         so that it votes for i when positive)."""
         n_classes = self.classes_.size
+        # every pair's support vectors and coefficients in one array each,
+        # so that the layout is built by whole-array operations, not per pair
+        samples = np.concatenate([support for support, _, _, _ in pairs])
+        coefs = np.concatenate([coef for _, coef, _, _ in pairs])
+        pair_of = np.repeat(np.arange(len(pairs)), [support.size for support, _, _, _ in pairs])
         is_support = np.zeros(y_index.size, dtype=bool)
-        for samples, _, _, _ in pairs:
-            is_support[samples] = True
+        is_support[samples] = True
         order = np.lexsort((np.arange(y_index.size), y_index))
         self.support_ = order[is_support[order]].astype(np.int32)
         self.n_support_ = np.bincount(y_index[self.support_],
                                       minlength=n_classes).astype(np.int32)
         position = np.full(y_index.size, -1)
         position[self.support_] = np.arange(self.support_.size)
+        # each entry's pair (i, j); a sample's entries of different pairs are
+        # in different rows
+        pair_classes = np.array(class_pairs(n_classes), dtype=np.intp)[pair_of]
+        first, second = pair_classes[:, 0], pair_classes[:, 1]
         dual = np.zeros((n_classes - 1, self.support_.size))
-        for (i, j), (samples, coef, _, _) in zip(class_pairs(n_classes), pairs):
-            dual[np.where(y_index[samples] == i, j - 1, i), position[samples]] = coef
+        dual[np.where(y_index[samples] == first, second - 1, first), position[samples]] = coefs
         # the same coefficients by pair, (n_SV, n_pairs): prediction computes
         # K(x, sv) once per support vector, not once per pair it serves in
-        self._pair_coef = sp.csr_matrix(
-            (np.concatenate([coef for _, coef, _, _ in pairs]),
-             (np.concatenate([position[samples] for samples, _, _, _ in pairs]),
-              np.repeat(np.arange(len(pairs)), [samples.size for samples, _, _, _ in pairs]))),
-            shape=(self.support_.size, len(pairs)))
+        self._pair_coef = sp.csr_matrix((coefs, (position[samples], pair_of)),
+                                        shape=(self.support_.size, len(pairs)))
         self._pair_intercept = np.array([b for _, _, b, _ in pairs])
         self.n_iter_ = np.array([n_iter for _, _, _, n_iter in pairs], dtype=np.int32)
         self.dual_coef_, self.intercept_ = dual, self._pair_intercept.copy()

@@ -274,7 +274,12 @@ def solve_dual(X, signs, hi, *, kernel, gamma, coef0, degree, cache_size, tol, s
     kernel_obj = Kernel(compute_layout(X), kernel, gamma, coef0, degree,
                         in_order=libsvm_arithmetic)
     Q = QMatrix(kernel_obj, signs, cache_size, round_float32=libsvm_arithmetic)
-    result = solve(Q, -np.ones(n), np.zeros(n), hi, np.zeros(n) if alpha0 is None else alpha0,
+    # p = -1 filled in place (-np.ones(n) took 0.8 us of a one-vs-one pair's
+    # 20); solve copies its inputs, so lo and alpha0 can share the zeros
+    p = np.empty(n)
+    p.fill(-1.0)
+    zeros = np.zeros(n)
+    result = solve(Q, p, zeros, hi, zeros if alpha0 is None else alpha0,
                    y=signs if fit_intercept else None, tol=tol, shrinking=shrinking,
                    max_iter=max_iter)
     if order is not None:
