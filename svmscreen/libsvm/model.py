@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmscreen._kernels import Kernel, compute_layout, cross_kernel
-from svmscreen._one_vs_one import combine_pairs, vote
+from svmscreen._one_vs_one import combine_pairs, merge_rows, vote
 from svmscreen._probability import couple_matrices, couple_pairs, sigmoid_from_exp
 from svmscreen._solver import QMatrix, solve
 from svmscreen._validation import INT_MAX
@@ -56,6 +56,7 @@ PROBABILITY_FOLDS = 5        # svm_binary_svc_probability's internal CV
 DENSE_SV_BYTES = 256 << 20   # densify the SVs for prediction below this size ...
 DENSE_SV_DENSITY = 1 / 16    # ... and at least this dense
 BLOCK_VALUES = 1 << 22       # kernel values per prediction block
+LAYOUT_ENTRIES = 1 << 20     # pairs' coefficients placed in sv_coef at once (train)
 
 
 # ------------------------------------------------------------ parameters
@@ -234,11 +235,15 @@ def solve_pair(rows, idx, sign, Cp, Cn, param, info):
         return solve_nu_svc(rows, idx, sign, param, info)
     n = idx.shape[0]
     hi = np.where(sign > 0, Cp, Cn)
-    result = _libsvm_solve(rows, idx, sign, -np.ones(n), np.zeros(n), hi, param, info)
+    # p = -1 filled in place (-np.ones(n) took 0.8 us of a pair's 25 at 100
+    # classes of 5 samples)
+    p = np.empty(n)
+    p.fill(-1.0)
+    result = _libsvm_solve(rows, idx, sign, p, np.zeros(n), hi, param, info)
     alpha = result.alpha
-    _report(info, result.objective, result.rho,
-            _nu_line(alpha.sum(), Cp * n) if Cp == Cn and _prints(info) else None, alpha,
-            alpha >= hi)
+    if _prints(info):
+        _report(info, result.objective, result.rho,
+                _nu_line(alpha.sum(), Cp * n) if Cp == Cn else None, alpha, alpha >= hi)
     return alpha * sign, float(result.rho)
 
 
@@ -364,37 +369,32 @@ def train(prob, param, info=print_stdout, rng=None):
             weighted_C[match[0]] *= weight
 
     pairs = class_pairs(k)
-    nonzero = np.zeros(prob.l, dtype=bool)
-    coefs = []
+    grouped = np.arange(prob.l)
+    idxs, coefs = [], []
     rho = np.zeros(len(pairs))
     probA = np.zeros(len(pairs)) if param.probability else None
     probB = np.zeros(len(pairs)) if param.probability else None
     for p, (i, j) in enumerate(pairs):
-        idx = np.concatenate([np.arange(start[i], start[i] + count[i]),
-                              np.arange(start[j], start[j] + count[j])])
-        sign = np.ones(count[i] + count[j])
-        sign[count[i]:] = -1.0
+        # class i's block then class j's (i < j: the merge keeps that order),
+        # signed +1 and -1
+        idx, sign = merge_rows(grouped[start[i]:start[i] + count[i]],
+                               grouped[start[j]:start[j] + count[j]])
         if param.probability:
             probA[p], probB[p] = binary_svc_probability(rows, idx, sign, weighted_C[i],
                                                         weighted_C[j], param, info, rng)
         coef, rho[p] = solve_pair(rows, idx, sign, weighted_C[i], weighted_C[j], param, info)
-        nonzero[idx[np.abs(coef) > 0]] = True        # svm.cpp's fabs(alpha) > 0
+        idxs.append(idx)
         coefs.append(coef)
 
+    nonzero = np.zeros(prob.l, dtype=bool)
+    for idx, coef in _pair_blocks(idxs, coefs):
+        nonzero[idx[np.abs(coef) > 0]] = True        # svm.cpp's fabs(alpha) > 0
     nSV = np.array([np.count_nonzero(nonzero[start[c]:start[c] + count[c]])
                     for c in range(k)], dtype=np.int64)
     total_sv = int(nSV.sum())
     info("Total nSV = %d\n" % total_sv)
     sv_pos = np.flatnonzero(nonzero)
-    nz_start = np.concatenate([[0], np.cumsum(nSV)[:-1]]).astype(np.int64)
-    sv_coef = np.zeros((max(k - 1, 0), total_sv))
-    for p, (i, j) in enumerate(pairs):
-        coef = coefs[p]
-        ci = count[i]
-        keep_i = nonzero[start[i]:start[i] + ci]
-        keep_j = nonzero[start[j]:start[j] + count[j]]
-        sv_coef[j - 1, nz_start[i]:nz_start[i] + nSV[i]] = coef[:ci][keep_i]
-        sv_coef[i, nz_start[j]:nz_start[j] + nSV[j]] = coef[ci:][keep_j]
+    sv_coef = _sv_coef_layout(k, pairs, idxs, coefs, count, nonzero)
 
     model = svm_model()
     model.param = param.copy()
@@ -409,6 +409,43 @@ def train(prob, param, info=print_stdout, rng=None):
     model.label = label.astype(np.int64)
     model.nSV = nSV
     return model
+
+
+def _pair_blocks(idxs, coefs, pairs=None):
+    """The pairs' (idx, coef) concatenated over blocks of consecutive pairs
+    of about LAYOUT_ENTRIES entries (at least one pair each), and with
+    ``pairs``, each entry's pair (i, j) as two arrays: ``train``'s layout
+    works on whole arrays, not pair by pair (about 5 us a pair at 100
+    classes), within a bounded memory (the pairs hold (k - 1) l entries)."""
+    ends = np.cumsum([0] + [idx.size for idx in idxs])
+    first = 0
+    while first < len(idxs):
+        last = max(first + 1, int(np.searchsorted(ends, ends[first] + LAYOUT_ENTRIES,
+                                                  side="right")) - 1)
+        block = (np.concatenate(idxs[first:last]), np.concatenate(coefs[first:last]))
+        if pairs is not None:
+            pair_of = np.repeat(np.arange(first, last), np.diff(ends[first:last + 1]))
+            ij = np.array(pairs, dtype=np.intp).reshape(-1, 2)[pair_of]
+            block += (ij[:, 0], ij[:, 1])
+        yield block
+        first = last
+
+
+def _sv_coef_layout(k, pairs, idxs, coefs, count, nonzero):
+    """svm_train's (k - 1) x nSV sv_coef: classifier (i, j) puts the
+    coefficients of class i's SVs in row j - 1, those of class j's in row
+    i, each SV in its column (the SVs are the grouped samples with
+    ``nonzero``, in grouped order).  Every coefficient of an SV is written,
+    0 (or -0) of a pair where it is none included, as svm.cpp does; a
+    sample's entries of different pairs lie in different rows."""
+    sv_coef = np.zeros((max(k - 1, 0), int(np.count_nonzero(nonzero))))
+    column = np.cumsum(nonzero) - 1
+    class_of = np.repeat(np.arange(k), count)
+    for idx, coef, i, j in _pair_blocks(idxs, coefs, pairs):
+        keep = nonzero[idx]
+        idx, coef, i, j = idx[keep], coef[keep], i[keep], j[keep]
+        sv_coef[np.where(class_of[idx] == i, j - 1, i), column[idx]] = coef
+    return sv_coef
 
 
 def _train_single(prob, param, info, rng):
