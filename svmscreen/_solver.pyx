@@ -368,7 +368,8 @@ cdef class SolveResult:
         double precision lowers the objective: each step's change of alpha
         rounds away, and the gradient's round-off exceeds tol (Q of scale
         1e16 and more; with the equality, a pair step that left alpha as it
-        was, also after the gradient's rebuild: tol 1e-16 on heart_scale).
+        was, also after the gradient's rebuild and a dense fallback that
+        moved nothing: tol 1e-16 on heart_scale).
         Not in LIBSVM mode, which runs on to max_iter as svm.cpp does.
     violation : float
         The stopping criterion's value at the end (m(a) - M(a), or
@@ -466,6 +467,7 @@ cdef class _SMO:
     # says so (never if not allow_dense), and says so in ``stalled``;
     # the counters at the start or the last fallback
     cdef bint allow_dense, stalled
+    cdef bint fallback_futile        # the last dense fallback moved no alpha, nor has SMO since
     cdef long long stall_iter, stall_work
     cdef Py_ssize_t n_dense_steps     # Newton steps of the fallbacks (0: none ran)
 
@@ -1393,8 +1395,9 @@ cdef class _SMO:
             if self.has_equality:
                 old_i, old_j = self.alpha[i], self.alpha[j]
                 self.step_pair(i, j)
-                if (self.alpha[i] == old_i and self.alpha[j] == old_j
-                        and not self.libsvm_steps):
+                if self.alpha[i] != old_i or self.alpha[j] != old_j:
+                    self.fallback_futile = False
+                elif not self.libsvm_steps and not self.may_leave_loop():
                     # A step below alpha's ulp changes nothing, G neither, and
                     # the same pair came back until max_iter (heart_scale at
                     # tol 1e-17: 10M iterations, 3 s).  A rebuilt gradient
@@ -1410,6 +1413,18 @@ cdef class _SMO:
             else:
                 self.step_single(i)
         return 0
+
+    cdef bint may_leave_loop(self) noexcept nogil:
+        """Whether the loop of a step that changed nothing can still end
+        other than at max_iter: by the dense fallback its crawl starts
+        (unless the last one moved nothing and no step has since: heart_scale,
+        linear, C = 1e4, tol 1e-11 converged by the second, 50k iterations
+        after the first), by shrinking's un-shrink (a rebuilt G), or by a
+        screen that freezes one of the pair.  Then the loop runs on as
+        before, and the solve's result stays what it was."""
+        return ((self.allow_dense and not self.fallback_futile)
+                or (self.shrinking and not self.unshrink and self.violation <= self.eps * 10)
+                or self.gap_period > 0 or self.screen_every > 0)
 
     cdef bint crawling(self) noexcept nogil:
         """SMO has run STALL_MIN_ITERATIONS iterations and STALL_WORK_PER_CUBE
@@ -1449,6 +1464,7 @@ cdef class _SMO:
         cdef Py_ssize_t t, m
         cdef double Gmax1, Gmax2
         self.stall_iter, self.stall_work = self.n_iter, self.work_select
+        self.fallback_futile = True
         # Also without shrinking (-h 0), where nothing is ever set aside:
         # the block was then every variable, bounded ones that cannot move
         # included (1024 of them, 29 factorisations: 60% of a fit 2.1
@@ -1507,6 +1523,8 @@ cdef class _SMO:
                 # column per bounded variable (a9a, 20k rows, linear, C = 1:
                 # 7000 columns, a quarter of the solve's time)
                 old_bound_value = self.bound_value(t)
+                if self.alpha[t] != new_alpha[t]:
+                    self.fallback_futile = False
                 self.alpha[t] = new_alpha[t]
                 self.G[t] = new_G[t]
                 self.update_status(t)
@@ -1953,6 +1971,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     Q.follow_positions()
     s.allow_dense = not Q.round_float32
     s.stalled = False
+    s.fallback_futile = False
     s.stall_iter = s.stall_work = 0
     s.signal_work = 0
     s.n_dense_steps = 0
