@@ -633,6 +633,35 @@ def test_prediction_follows_support_vectors_changed_after_a_prediction():
                                    expected, rtol=1e-9, atol=1e-12)
 
 
+def test_prediction_follows_in_place_edits_of_int64_indices():
+    """Sparse SVs whose indices are int64 (a CSR built by the user), predicted
+    on wider rows: the layout's CSR holds int32 copies of the indices, and
+    an in-place edit of model.SV.indices after a prediction was not seen."""
+    rng = np.random.default_rng(5)
+    X = sp.random(60, 200, density=0.02, random_state=1, format="csr")
+    X.data[:] = rng.normal(size=X.nnz)
+    y = np.where(rng.normal(size=60) > 0, 1.0, -1.0)
+    model, fresh = (ours.svm_train(y, X, "-q -c 10") for _ in range(2))
+    SV = model.SV
+    # set one by one: scipy's constructor takes int64 indices down to int32
+    model.SV = sp.csr_matrix(SV.shape)
+    model.SV.data = SV.data.copy()
+    model.SV.indices, model.SV.indptr = SV.indices.astype(np.int64), SV.indptr.astype(np.int64)
+    assert model.SV.indices.dtype == np.int64
+    wide = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(60, SV.shape[1] + 5))
+    before = ours.svm_predict([], wide, model, "-q")[2]
+    assert sp.issparse(model._predict_cache[2])      # the sparse layout
+    # the columns rotated by one, in place and in a model given them
+    rotate = np.roll(np.arange(SV.shape[1]), 1)
+    model.SV.indices[:] = rotate[model.SV.indices]
+    fresh.SV = sp.csr_matrix((fresh.SV.data, rotate[fresh.SV.indices], fresh.SV.indptr),
+                             shape=fresh.SV.shape)
+    expected = ours.svm_predict([], wide, fresh, "-q")[2]
+    assert not np.allclose(expected, before)
+    np.testing.assert_allclose(ours.svm_predict([], wide, model, "-q")[2], expected,
+                               rtol=1e-12, atol=1e-14)
+
+
 def test_a_pickled_model_leaves_its_prediction_layout_behind():
     """A pickle (or copy.copy) of a model taken after a prediction carried
     the dense copy of its SVs kept for the next prediction (up to 256 MB);

@@ -772,11 +772,14 @@ def _sv_layout(model, width):
     if (model.l * width * 8 <= DENSE_SV_BYTES
             and source.nnz >= DENSE_SV_DENSITY * model.l * width):
         SV = np.ascontiguousarray(SV.toarray())
-        # The sparse layout shares model.SV's arrays; the dense one is a
-        # copy, which an in-place edit (model.SV.data *= 2) left stale, and
-        # prediction silently used the old SVs.  Comparing a copy of the
-        # arrays costs 9 us at a9a's 1315 SVs, against 360 us for
-        # svm_predict of one row.
+    # The sparse layout shares model.SV's arrays, unless _with_width's CSR
+    # converted them (int64 indices become int32); the dense one is a
+    # copy.  A copy was left stale by an in-place edit (model.SV.data *= 2),
+    # and prediction silently used the old SVs.  Comparing a copy of the
+    # arrays costs 9 us at a9a's 1315 SVs, against 360 us for svm_predict
+    # of one row.
+    if not (sp.issparse(SV) and all(np.may_share_memory(a, b) for a, b in
+                                    zip((SV.data, SV.indices, SV.indptr), arrays[1:]))):
         snapshot = tuple(a.copy() for a in arrays[1:])
     model._predict_cache = (width, arrays, SV, snapshot)
     return SV
