@@ -6,6 +6,7 @@ start; one kernel cache serves the whole path, since Q does not depend on C.
 Once no sample sits at its upper bound the solution is the hard-margin one
 and stays optimal for every larger C, so the path stops solving there.
 """
+import functools
 import numbers
 import threading
 import time
@@ -449,6 +450,25 @@ class _Problem:
         grow along a path, so such steps are a prefix of it."""
         return C * self._unit_min >= _TINY
 
+    @functools.cached_property
+    def not_psd(self):
+        """Why the kernel need not be positive semi-definite, as the words
+        after "needs" in ``screening_applies``'s warning, or None: sigmoid,
+        polynomial with coef0 < 0, and a precomputed kernel that is not
+        symmetric (``_asymmetry`` above SYMMETRY_RTOL).  A symmetric
+        precomputed one is taken to be PSD (testing it costs an
+        eigendecomposition)."""
+        kernel, coef0 = self.kernel_params["kernel"], self.kernel_params["coef0"]
+        if kernel == "sigmoid" or (kernel == "poly" and coef0 < 0):
+            return (f"a positive semi-definite kernel, which kernel={kernel!r} with "
+                    f"coef0={coef0:g} need not be")
+        if kernel == "precomputed":
+            asymmetry = _asymmetry(self.X)
+            if asymmetry > SYMMETRY_RTOL:
+                return (f"a symmetric kernel matrix; the precomputed X differs from its "
+                        f"transpose by {asymmetry:.3g} of its largest entry")
+        return None
+
     def gap(self, alpha, grad, hi):
         """The duality gap (``objective.Gap``) of a feasible alpha at box hi:
         ``gap_of`` without its conversions, for the path's own float64
@@ -474,6 +494,11 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
     ahead = {}                      # grid index -> (result, put_back, solve seconds, drift)
     drift = 1.0                     # of grad's round-off (``warm_start``)
     options = dict(tol=tol, shrinking=shrinking, max_iter=max_iter)
+    # On a kernel that need not be PSD the dual is not convex: a warm start,
+    # or keeping a hard-margin solution, ends at another stationary point
+    # than a fit at that C alone (LIBSVM's, SVC's; sigmoid: decision values
+    # 100s apart, and other C picked by CV), so every C starts from 0
+    cold_only = problem.not_psd is not None
     t = 0
     while True:
         if epsilon is None:
@@ -540,7 +565,8 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                 rule_end = _clock()
                 rule_seconds += rule_end - solve_start
                 solve_start = rule_end
-            alpha0, grad0, drift = _path_start(problem, alpha, grad, C_prev, C, hi, before,
+            warm_from = None if cold_only else alpha
+            alpha0, grad0, drift = _path_start(problem, warm_from, grad, C_prev, C, hi, before,
                                                drift)
             if screen_now:
                 alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
@@ -549,7 +575,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                     n_screened_zero, n_screened_bound = counts
             result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
                                              grad0=grad0,
-                                             **_solve_options(options, alpha, C_prev, C))
+                                             **_solve_options(options, warm_from, C_prev, C))
             solve_seconds = _clock() - solve_start
         if epsilon is not None:
             start = _clock()
@@ -578,7 +604,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
         if on_solution is not None:
             on_solution(t, C, alpha, grad)
         # (a solve stopped at max_iter proves nothing: each C gets its own)
-        hard_margin = result.status == "optimal" and n_bound == 0
+        hard_margin = result.status == "optimal" and n_bound == 0 and not cold_only
         t += 1
         if progress:
             progress(t, C)
@@ -877,23 +903,13 @@ def screening_applies(problem, rule):
     it costs an eigendecomposition): on an indefinite one the KKT check puts
     back what a rule got wrong, but the answer can differ from the
     unscreened one."""
-    kernel, coef0 = problem.kernel_params["kernel"], problem.kernel_params["coef0"]
-    if kernel == "sigmoid" or (kernel == "poly" and coef0 < 0):
-        warnings.warn(f"screening={rule!r} needs a positive semi-definite kernel, which "
-                      f"kernel={kernel!r} with coef0={coef0:g} need not be: solving "
-                      "without screening", UserWarning, stacklevel=4)
+    # On K != K' SMO reads Q's column i as row i, the rules bound w* of a
+    # Gram matrix: each works on another problem, and the screened solves
+    # ended at other points (put back > 0)
+    if problem.not_psd is not None:
+        warnings.warn(f"screening={rule!r} needs {problem.not_psd}: solving without screening",
+                      UserWarning, stacklevel=4)
         return False
-    if kernel == "precomputed":
-        asymmetry = _asymmetry(problem.X)
-        if asymmetry > SYMMETRY_RTOL:
-            # SMO reads Q's column i as row i; the rules bound w* of a Gram
-            # matrix: on K != K' each works on another problem, and the
-            # screened solves ended at other points (put back > 0)
-            warnings.warn(f"screening={rule!r} needs a symmetric kernel matrix; the "
-                          f"precomputed X differs from its transpose by {asymmetry:.3g} of "
-                          "its largest entry: solving without screening", UserWarning,
-                          stacklevel=4)
-            return False
     return True
 
 
@@ -1182,7 +1198,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         need a positive semi-definite kernel: the path turns them off for
         sigmoid, for poly with coef0 < 0 and for a precomputed kernel that
         is not symmetric, and takes a symmetric precomputed kernel to be
-        PSD.
+        PSD.  On those three the dual is not convex: each C is solved from
+        0, as a fit at that C alone, not warm-started (which ended at other
+        stationary points).
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
     cv : int, iterable of (train, test) index arrays, or None
         Cross-validation along the path: k stratified folds, or the given

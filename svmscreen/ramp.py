@@ -497,10 +497,10 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     loop starts from there (its first step then needs no iteration).  The
     results equal independent ``train_ramp`` calls to the tolerance: the
     same CCCP steps and outlier sets, solutions within tol (the warm starts
-    differ).  Not on a kernel that is not positive semi-definite (sigmoid,
-    poly with coef0 < 0, an indefinite precomputed one): there the hinge
-    problem is not convex, and the path's warm start can reach another
-    stationary point.
+    differ).  Not on a symmetric precomputed kernel that is indefinite:
+    there the hinge problem is not convex, and the path's warm start can
+    reach another stationary point (on sigmoid, poly with coef0 < 0 and an
+    asymmetric precomputed kernel the path solves each C from 0).
 
     Returns
     -------

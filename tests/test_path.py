@@ -304,6 +304,35 @@ def test_kernels_that_need_not_be_psd_are_solved_without_screening(kernel, coef0
     np.testing.assert_array_equal(ramp.objective, plain.objective)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("kernel, coef0", [("sigmoid", -0.5), ("poly", -1.0)])
+def test_kernels_that_need_not_be_psd_give_each_C_its_separate_fit(n_classes, kernel, coef0):
+    # The dual is not convex there: warm-started from the previous C the path
+    # ended at other stationary points than a fit at that C alone (sigmoid,
+    # 3 classes: decision values 600 apart from SVC's and LIBSVM's at
+    # C = 100; on other data SVCPathCV picked C = 1 where GridSearchCV(SVC)
+    # picks 100).  A pair's model is SVC's (+1 for its first class); two
+    # classes, fit_binary's.
+    from svmscreen.estimators import SVC
+    rng = np.random.default_rng(28)
+    X = rng.normal(size=(80, 3))
+    y = rng.integers(0, n_classes, 80)
+    X += 0.6 * y[:, None]
+    grid = [0.1, 1.0, 10.0, 100.0]
+    options = dict(kernel=kernel, gamma=0.3, coef0=coef0, degree=3, tol=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)     # screening is off on them
+        path = train_path(X, y, C=grid, **options)
+    for t, C in enumerate(grid):
+        if n_classes == 2:
+            alone = svmscreen.fit_binary(X, y, C=C, **options).decision_function(X)
+        else:
+            alone = SVC(C=C, decision_function_shape="ovo", **options).fit(X, y)\
+                .decision_function(X)
+        np.testing.assert_allclose(path.model(t).decision_function(X), alone, atol=1e-6,
+                                   err_msg=f"C={C}")
+
+
 def test_asymmetric_precomputed_kernel_is_solved_without_screening():
     # SMO reads row i as Q's column i, the rules a Gram matrix: on K != K'
     # the screened paths had ended elsewhere (dvi -5850, it -10372 against
