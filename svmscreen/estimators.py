@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import check_cv
 from sklearn.utils import compute_class_weight
 from sklearn.utils.metaestimators import available_if
@@ -452,7 +453,10 @@ class SVC(_Estimator):
         ``svm_predict_probability``)."""
         check_is_fitted(self)
         if self.probA_.size == 0:
-            raise AttributeError("predict_proba needs a fit with probability=True")
+            # probability=True set after the fit: scikit-learn's SVC says so
+            # with a NotFittedError (an AttributeError and a ValueError)
+            raise NotFittedError("predict_proba needs a fit with probability=True; this "
+                                 "SVC was fitted with probability=False")
         if not (np.all(np.isfinite(self.probA_)) and np.all(np.isfinite(self.probB_))):
             # set by hand: a nan gave nan probabilities for two classes, and
             # for more an error about the coupling's r, which the user never set

@@ -9,6 +9,7 @@ sklearn = pytest.importorskip("sklearn")
 from sklearn import svm  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.datasets import load_iris  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
 from sklearn.model_selection import GridSearchCV, StratifiedKFold  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
@@ -137,6 +138,18 @@ def test_predict_proba_refuses_sigmoids_set_to_nan(classes, attribute):
     getattr(model, attribute)[0] = np.nan
     with pytest.raises(ValueError, match="probA_ and probB_ must be finite"):
         model.predict_proba(X[:3])
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")   # sklearn 1.9 deprecates probability
+def test_predict_proba_after_probability_set_without_a_refit():
+    """As scikit-learn's SVC: a NotFittedError (it was a bare AttributeError)."""
+    X, y = load_iris(return_X_y=True)
+    model = SVC().fit(X, y).set_params(probability=True)
+    with pytest.raises(NotFittedError, match="fitted with probability=False"):
+        model.predict_proba(X[:3])
+    theirs = svm.SVC().fit(X, y).set_params(probability=True)
+    with pytest.raises(NotFittedError):
+        theirs.predict_proba(X[:3])
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")   # sklearn 1.9 deprecates probability
