@@ -879,6 +879,26 @@ def test_pair_step_that_rounds_away_waits_for_the_dense_fallback():
     assert model.status_ == "optimal" and model.n_iter_ == 100_447
 
 
+def test_round_off_stop_of_a_screened_solve_is_checked():
+    # A wrong screen (a free support vector held at 0) is put back after a
+    # "round_off" stop as after an optimal one: the KKT check ran on
+    # "optimal" only, and at tol 1e-16 the screened solve kept the sample
+    # at 0, 0.4% above the optimum, under a warning that blamed tol.
+    from svmscreen.reduced import solve_reduced
+    X, y = load_dataset("heart_scale")
+    X, s = check_X(X), np.where(y > 0, 1.0, -1.0)
+    n = s.size
+    Q = QMatrix(Kernel(X, "rbf", 1 / 13, 0.0, 3), s, 100.0)
+    p, lo, hi = -np.ones(n), np.zeros(n), np.full(n, 10.0)
+    full = solve(Q, p, lo, hi, np.zeros(n), y=s, tol=1e-16)
+    assert full.status == "round_off"
+    wrong = np.zeros(n, dtype=bool)
+    wrong[np.flatnonzero((full.alpha > 0) & (full.alpha < 10.0))[0]] = True
+    screened, put_back = solve_reduced(Q, p, lo, hi, np.zeros(n), y=s, fixed=wrong, tol=1e-16)
+    assert put_back == 1
+    assert screened.objective == pytest.approx(full.objective, rel=1e-12)
+
+
 @pytest.mark.parametrize("equality", [False, True])
 def test_solve_max_iter_returns_consistent_state(equality):
     problem = Problem(40, 3, "rbf", equality, True, True, seed=7)
