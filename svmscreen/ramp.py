@@ -27,7 +27,8 @@ import numpy as np
 from svmscreen._rules import gradient_floor, quadratic_roundoff
 from svmscreen._validation import (ConvergenceWarning, binary_signs, check_box_overflow,
                                    check_labels, check_flag, check_parameters,
-                                   check_precomputed, check_X, class_bounds, resolve_gamma)
+                                   check_precomputed, check_X, class_bounds, resolve_gamma,
+                                   stopped_short)
 from svmscreen.model import BinaryModel
 from svmscreen.objective import gap_at
 from svmscreen.path import (WARM_FIRST_SHRINK, _Problem, _progress_printer, check_C_grid,
@@ -155,7 +156,8 @@ class RampResult:
         loop stopped on a rise of J or on a cycle of outlier sets, where it
         is the step of the lowest J.
     status : ndarray of str
-        Per step, the inner solve's status ("optimal" or "max_iter").
+        Per step, the inner solve's status ("optimal", "max_iter" or
+        "round_off", as ``_solver.SolveResult.status``).
     n_outliers : ndarray
         #{mu_i > 0} used by each step.
     screened_zero, screened_bound, frozen, put_back, n_iter : ndarray of int
@@ -300,8 +302,10 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                                          None if max_iter is None
                                          else max_iter - counts["n_iter"])
         if runs and runs[-1][0].status != "optimal":
+            last = runs[-1][0]
             warnings.warn(f"C={C:g}, CCCP step {step}: the re-solve near the ties at s "
-                          "reached max_iter; mu is decided on the margins solved to tol",
+                          f"stopped short ({stopped_short(last.status, last.max_iter)}); "
+                          "mu is decided on the margins solved to tol",
                           ConvergenceWarning, stacklevel=3)
         n_refine = 0
         for run, run_put_back in runs:
@@ -316,7 +320,9 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                 counts[name] += getattr(run, name)
         solve_seconds = time.perf_counter() - solve_start - screen_seconds
         if result.status != "optimal":
-            warnings.warn(f"C={C:g}, CCCP step {step}: the inner solver reached max_iter",
+            # "round_off" too (1308861), which the warning had called max_iter
+            warnings.warn(f"C={C:g}, CCCP step {step}: "
+                          f"{stopped_short(result.status, result.max_iter)}",
                           ConvergenceWarning, stacklevel=3)
         beta, grad = result.alpha, result.grad
         intercept = -result.rho

@@ -303,6 +303,20 @@ def test_inner_solves_at_max_iter_are_not_a_converged_fixed_point():
     assert done.model_step == done.n_outer - 1
 
 
+def test_inner_round_off_stop_is_not_called_max_iter():
+    """tol 1e-16 is below the gradient's round-off: the inner solves stop
+    "round_off" (1308861), and the warning had said "reached max_iter"."""
+    X, y = load_dataset("heart_scale")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = svmscreen.train_ramp(X[:100], y[:100], C=10.0, tol=1e-16, screening=None)
+    assert set(result.status) == {"round_off"}
+    messages = [str(w.message) for w in caught if issubclass(w.category,
+                                                           svmscreen.ConvergenceWarning)]
+    assert len(messages) == result.n_outer
+    assert all("round-off" in m and "max_iter" not in m for m in messages)
+
+
 def test_screening_counters_survive_a_put_back():
     """On an indefinite precomputed kernel (taken to be PSD) the KKT check
     puts back a sample fixed at the warm start; the step's counters were
