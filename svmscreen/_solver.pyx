@@ -468,6 +468,7 @@ cdef class _SMO:
     # the counters at the start or the last fallback
     cdef bint allow_dense, stalled
     cdef bint fallback_futile        # the last dense fallback moved no alpha, nor has SMO since
+    cdef bint screen_futile          # the last gap screen froze nothing, and no alpha moved since
     cdef long long stall_iter, stall_work
     cdef Py_ssize_t n_dense_steps     # Newton steps of the fallbacks (0: none ran)
 
@@ -1397,6 +1398,7 @@ cdef class _SMO:
                 self.step_pair(i, j)
                 if self.alpha[i] != old_i or self.alpha[j] != old_j:
                     self.fallback_futile = False
+                    self.screen_futile = False
                 elif not self.libsvm_steps and not self.may_leave_loop():
                     # A step below alpha's ulp changes nothing, G neither, and
                     # the same pair came back until max_iter (heart_scale at
@@ -1420,11 +1422,16 @@ cdef class _SMO:
         (unless the last one moved nothing and no step has since: heart_scale,
         linear, C = 1e4, tol 1e-11 converged by the second, 50k iterations
         after the first), by shrinking's un-shrink (a rebuilt G), or by a
-        screen that freezes one of the pair.  Then the loop runs on as
-        before, and the solve's result stays what it was."""
+        gap screen that freezes one of the pair (unless the last one froze
+        nothing and no step has moved since; it needs G whole, and with
+        variables shrunk the stop's rebuild comes first: shrinking kept it
+        from running, and the loop ran on to max_iter).  Then the loop runs
+        on as before, and the solve's result stays what it was."""
         return ((self.allow_dense and not self.fallback_futile)
                 or (self.shrinking and not self.unshrink and self.violation <= self.eps * 10)
-                or self.gap_period > 0 or self.screen_every > 0)
+                or (self.gap_period > 0 and not self.screen_futile
+                    and self.active_size == self.l_var)
+                or self.screen_every > 0)
 
     cdef bint crawling(self) noexcept nogil:
         """SMO has run STALL_MIN_ITERATIONS iterations and STALL_WORK_PER_CUBE
@@ -1525,6 +1532,7 @@ cdef class _SMO:
                 old_bound_value = self.bound_value(t)
                 if self.alpha[t] != new_alpha[t]:
                     self.fallback_futile = False
+                    self.screen_futile = False
                 self.alpha[t] = new_alpha[t]
                 self.G[t] = new_G[t]
                 self.update_status(t)
@@ -1576,6 +1584,9 @@ cdef class _SMO:
             else:
                 flag[i] = 0
         self.freeze_flagged(flag, found)
+        # The same alpha screens the same way again (the loop of a step that
+        # changed nothing ran on to max_iter, screening nothing each time)
+        self.screen_futile = found == 0
         if self.n_iter == 0:
             self.start_frozen_lower = self.n_frozen_lower
             self.start_frozen_upper = self.n_frozen_upper
@@ -1972,6 +1983,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.allow_dense = not Q.round_float32
     s.stalled = False
     s.fallback_futile = False
+    s.screen_futile = False
     s.stall_iter = s.stall_work = 0
     s.signal_work = 0
     s.n_dense_steps = 0

@@ -317,6 +317,20 @@ def test_inner_round_off_stop_is_not_called_max_iter():
     assert all("round-off" in m and "max_iter" not in m for m in messages)
 
 
+def test_round_off_stop_with_gap_screening():
+    """The same fit with the solver's gap screening (the default) and
+    shrinking: a step that changed nothing came with variables shrunk, and
+    the loop ran on for a screen that needs G whole and never came, to
+    max_iter (10M iterations a step, 31 s)."""
+    X, y = load_dataset("heart_scale")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = svmscreen.train_ramp(X, y, C=10.0, tol=1e-16, screening=None)
+        screened = svmscreen.train_ramp(X, y, C=10.0, tol=1e-16, max_iter=1_000_000)
+    assert set(plain.status) == set(screened.status) == {"round_off"}
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=1e-12)
+
+
 def test_screening_counters_survive_a_put_back():
     """On an indefinite precomputed kernel (taken to be PSD) the KKT check
     puts back a sample fixed at the warm start; the step's counters were
