@@ -145,8 +145,8 @@ class RampResult:
         CCCP steps (inner problems solved).
     converged : bool
         True when mu stopped changing before max_outer, at an inner solve
-        that reached the tolerance (a solve stopped at max_iter certifies no
-        fixed point).
+        that reached the tolerance (a solve stopped at max_iter or by
+        round-off certifies no fixed point).
     objective : ndarray
         J(w, b) after each step: non-increasing up to each inner problem's
         duality gap (the inner solves stop at tol; a rise beyond it stops
