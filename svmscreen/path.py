@@ -1176,7 +1176,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         "epsilon": the epsilon-approximation path of paper 000 App. D, whose
         steps guarantee every C in between a relative dual error <= epsilon.
         A solution whose own duality gap is too large to certify a step is
-        solved again at a tighter tolerance first.
+        solved again at a tighter tolerance first.  Two classes and a kernel
+        that is positive semi-definite (see ``screening``) only.
     epsilon : float in [1e-8, 1), default=1e-3
         The epsilon-path's relative dual error.
     kernel, gamma, coef0, degree, fit_intercept, class_weight, sample_weight
@@ -1311,6 +1312,12 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
                                      held_weight=held_weight)
     classes, signs = binary_signs(y)
     problem = _Problem(X, signs, hi_unit, **params)
+    if epsilon_path and problem.not_psd is not None:
+        # The steps are certified by weak duality (epsilon_step), which a dual
+        # that is not concave lacks: on sigmoid the scaled solution was up to
+        # 59 epsilon below a fit at C in between, with no warning.
+        raise ValueError(f"grid='epsilon' needs {problem.not_psd} (its steps are certified "
+                         "by weak duality); give C or use grid='log'")
     rule = make_screening(screening, problem, fit_intercept)
     total = len(C_grid) if not epsilon_path else 0
     label = "path" if kernel in ("linear", "precomputed") else f"path (gamma = {gamma:.3g})"

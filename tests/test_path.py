@@ -155,6 +155,22 @@ def test_epsilon_grid_certifies_every_step_at_the_default_tol():
             assert primal - dual <= epsilon * dual + 1e-10 * primal, (t, C)
 
 
+@pytest.mark.parametrize("kernel, coef0", [("sigmoid", 1.0), ("poly", -1.0), ("precomputed", 0.0)])
+def test_epsilon_grid_refuses_a_kernel_that_need_not_be_psd(kernel, coef0):
+    # epsilon_step certifies a step by weak duality, which a dual that is not
+    # concave lacks: on sigmoid (gamma 2, coef0 1) the scaled solution was up
+    # to 59 epsilon below a fit at a C in between, silently
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(40) < 0.5, 1, -1)
+    X = rng.normal(size=(40, 3)) + y[:, None]
+    if kernel == "precomputed":
+        X = X @ X.T + 0.1 * rng.normal(size=(40, 40))      # not symmetric
+    with pytest.raises(ValueError, match="grid='epsilon' needs a (positive semi-definite "
+                                         "kernel|symmetric kernel matrix)"):
+        train_path(X, y, grid="epsilon", kernel=kernel, coef0=coef0, gamma=2.0,
+                   C_range=(1e-2, 1e2), epsilon=1e-2, screening=None)
+
+
 def test_epsilon_below_its_floor_is_refused():
     X, y = load_dataset("heart_scale")
     with pytest.raises(ValueError, match=r"epsilon must be in \[1e-08, 1\)"):
