@@ -1285,8 +1285,10 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     elif grid == "log":
         C_grid = log_grid(C_range, n_C)
     else:
-        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) \
-                or not EPSILON_MIN <= epsilon < 1:
+        # as tol: a Decimal or a string in range was refused as out of range
+        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+            raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
+        if not EPSILON_MIN <= epsilon < 1:
             raise ValueError(f"epsilon must be in [{EPSILON_MIN:g}, 1), got {epsilon!r}")
         C_grid = np.array([check_C_range(C_range)[0]])
         epsilon_path = True

@@ -3,6 +3,7 @@ epsilon grid, cross-validation, and its error table."""
 import re
 import sys
 import warnings
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -486,6 +487,11 @@ def test_inputs_not_modified():
     (dict(C_range=("1", "10"), grid="epsilon"), TypeError, "C_range's ends"),
     (dict(grid="cubic"), ValueError, "grid"),
     (dict(grid="epsilon", epsilon=2.0), ValueError, "epsilon"),
+    # in range, but not a number: it was "epsilon must be in [1e-08, 1)"
+    (dict(grid="epsilon", epsilon=Decimal("0.01")), TypeError,
+     r"epsilon must be a real number, got Decimal\('0.01'\)"),
+    (dict(grid="epsilon", epsilon="0.01"), TypeError, "epsilon must be a real number"),
+    (dict(grid="epsilon", epsilon=True), TypeError, "epsilon must be a real number"),
     (dict(grid="epsilon", C=[1.0, 2.0]), ValueError, "give C_range, not C"),
     (dict(grid="cubic", C=[1.0, 2.0]), ValueError, "grid"),
     (dict(n_jobs=0), ValueError, "n_jobs"),
