@@ -126,28 +126,46 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon, Q=None):
     # G stores Q a + p to about eps (1 + |G_i|): where Q a is that small
     # (C_prev = 1e-17), W0 cancelled to 0 and read as an infinite step
     W0_roundoff = _rules.gradient_floor(float(np.abs(grad).max())) * float(np.abs(a).sum())
+    q = W0 / unit                   # a'Qa in a's units squared: W0 = unit q
     if Q is not None and W0 <= 1e3 * W0_roundoff:
         support = np.flatnonzero(alpha)
-        W0 = float(a[support] @ Q.add_columns(support, alpha[support],
-                                              np.zeros(alpha.size))[support])
+        # Q (alpha / unit): a subnormal alpha (C_prev below 1e-308) had lost
+        # its digits in Q alpha, and W0 = unit q underflows there
+        q = float(a[support] @ Q.add_columns(support, a[support],
+                                             np.zeros(alpha.size))[support])
+        W0 = unit * q
     U0 = -float(p @ a)
-    gap = gap_of(alpha, grad, p, lo, hi, y)
-    # P_{C_prev}(w0, b) = W0/2 + C_prev xi0
-    C_xi0 = gap.primal / unit - 0.5 * W0
-    if W0 <= 0:
+    if unit < _TINY:
+        # h is linear in (alpha, lo, hi): in a's units it keeps the digits that
+        # the subnormal primal and dual values lose
+        gap = gap_of(a, grad, p, lo / unit, hi / unit, y)
+        C_xi0 = gap.primal - 0.5 * W0
+    else:
+        gap = gap_of(alpha, grad, p, lo, hi, y)
+        # P_{C_prev}(w0, b) = W0/2 + C_prev xi0
+        C_xi0 = gap.primal / unit - 0.5 * W0
+    if q <= 0:
         return np.inf
     b = U0 - C_xi0 + epsilon * U0
     # b and W0 in units of the larger (exact again): their squares below
     # neither overflow nor underflow
-    unit = _power_of_two(max(abs(b), W0))
-    b, W0 = b / unit, W0 / unit
+    scale = _power_of_two(max(abs(b), W0))
+    b, W0 = b / scale, W0 / scale
     disc = b * b - (1 + epsilon) * W0 * W0
     if disc < 0 or b <= 0:
         return None
     # The inequality holds between the two roots; s = 1 (the reference itself,
     # whose gap must be <= epsilon D) lies between them iff the larger is >= 1.
-    s_max = (b + np.sqrt(disc)) / ((1 + epsilon) * W0)
-    return C_prev * s_max if s_max > 1 else None
+    root = b + np.sqrt(disc)
+    if not root > (1 + epsilon) * W0:
+        return None
+    # C_prev s_max = C_prev root scale / ((1 + epsilon) unit q), the powers of
+    # two added as exponents: s_max ~ 1 / C_prev overflowed to inf below
+    # C_prev ~ 1e-308, and the path went from there to C_max at once
+    mantissa, exponent = np.frexp(C_prev)
+    exponent += np.frexp(scale)[1] - np.frexp(unit)[1]
+    with np.errstate(over="ignore"):    # a step beyond float64 ends at C_max
+        return float(np.ldexp(mantissa * root / ((1 + epsilon) * q), exponent))
 
 
 def _power_of_two(value):

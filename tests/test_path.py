@@ -1371,6 +1371,24 @@ def test_epsilon_path_from_a_tiny_C(C_low):
     assert len(path) > 100 and path.C[1] < 1e-2
 
 
+@pytest.mark.parametrize("C_low", [1e-315, 5e-324])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_epsilon_path_from_a_subnormal_C(C_low, fit_intercept):
+    # Below C ~ 1e-308 the step s_max ~ 1 / C_prev overflowed to inf, and the
+    # path went from C_low to C_max in one uncertified step (two values, and
+    # numpy's "overflow encountered in scalar divide").  From alpha = C_low
+    # (every sample at its bound, exact there) the first step does not depend
+    # on C_low: it ends where the one from 1e-300 does.
+    X, y = load_dataset("heart_scale")
+    options = dict(grid="epsilon", epsilon=1e-3, fit_intercept=fit_intercept)
+    normal = train_path(X, y, C_range=(1e-300, 1e3), **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = train_path(X, y, C_range=(C_low, 1e3), **options)
+    assert len(path) > 100
+    assert path.C[1] == pytest.approx(normal.C[1], rel=1e-12)
+
+
 @pytest.mark.parametrize("rule", ["bt2", "it"])
 def test_two_ball_state_after_a_huge_step_screens_nothing_wrong(rule):
     # BT2/IT carry Q s-hat to the next step.  From C = 1e-20 to 0.15
