@@ -12,8 +12,9 @@ which need two references.
 Safety, in one line each (derivations in docs/screening.md):
 - every rule is safe for an *inexact* feasible reference: the ball radius
   carries the reference's duality gap (bias_screening.md, Thm 4), BT2 needs
-  only feasibility (paper 000, NC1 + NC3); the domes need optimal references
-  (paper 002, Lemma 1) and are documented as such;
+  only feasibility (paper 000, NC1 + NC3); the domes, whose papers need
+  optimal references (paper 002, Lemma 1), are widened by both references'
+  gaps (docs/screening.md sec. 7);
 - with an intercept (LIBSVM's model) the rules bound w*'v_i and then the
   intercept by counting (bias_screening.md, sec. 2), weighted when the box
   differs between samples (sec. 2.5); the reference's b is never reused;
