@@ -462,6 +462,20 @@ cdef class Parser:
         return self.line
 
 
+cdef extern from "<locale.h>" nogil:
+    ctypedef void* locale_t
+    int LC_NUMERIC_MASK
+    locale_t newlocale(int category_mask, const char* locale, locale_t base)
+    locale_t uselocale(locale_t newloc)
+
+
+# The writers' snprintf follows the thread's LC_NUMERIC, which a program may
+# set (locale.setlocale: "0,5" in de_DE, a file no LIBSVM reader takes);
+# svm_save_model writes in the C locale, so they switch this thread to it
+# while they format (uselocale(NULL), should newlocale fail, changes nothing).
+cdef locale_t C_NUMERIC = newlocale(LC_NUMERIC_MASK, b"C", NULL)
+
+
 # Room for one " <index>:<value>": the longest is 1 + 11 (int32 index) + 1
 # + 24 (%.17g, e.g. "-1.2345678901234567e-308") = 37 characters.
 cdef enum:
@@ -506,6 +520,7 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
         raise MemoryError("cannot allocate the output buffer")
     cdef const char* text
     cdef Py_ssize_t text_len
+    cdef locale_t previous = uselocale(C_NUMERIC)
     try:
         for i in range(start, stop):
             label = labels[i]
@@ -524,6 +539,7 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
                 used += 1
         return PyBytes_FromStringAndSize(out, used)
     finally:
+        uselocale(previous)
         free(out)
 
 
@@ -566,6 +582,7 @@ def format_sv_lines(const double[:, ::1] coef, const double[::1] data,
     cdef char* out = <char*>realloc(NULL, size)
     if out == NULL:
         raise MemoryError("cannot allocate the output buffer")
+    cdef locale_t previous = uselocale(C_NUMERIC)
     try:
         with nogil:
             for i in range(start, stop):
@@ -578,4 +595,5 @@ def format_sv_lines(const double[:, ::1] coef, const double[::1] data,
                 used += 1
         return PyBytes_FromStringAndSize(out, used)
     finally:
+        uselocale(previous)
         free(out)

@@ -83,3 +83,26 @@ def refusals_in_a_child(setup, calls, cwd):
                          timeout=120, cwd=cwd, env=subprocess_env())
     assert out.returncode == 0, out.stderr
     return out.stdout
+
+
+def comma_locale_env(tmp_path):
+    """(locale name, child environment) of a locale whose decimal point is a
+    comma (de_DE.UTF-8), built with localedef under tmp_path when the system
+    has none; skips the test when neither is possible."""
+    import shutil
+    import subprocess
+    import sys
+    name = "de_DE.UTF-8"
+    probe = f"import locale; locale.setlocale(locale.LC_NUMERIC, {name!r})"
+    env = subprocess_env()
+    if subprocess.run([sys.executable, "-c", probe], env=env,
+                      capture_output=True).returncode != 0:
+        if shutil.which("localedef") is None:
+            pytest.skip("no de_DE locale and no localedef to build one")
+        subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(tmp_path / name)],
+                       capture_output=True, timeout=120)
+        env = subprocess_env(LOCPATH=str(tmp_path))
+        if subprocess.run([sys.executable, "-c", probe], env=env,
+                          capture_output=True).returncode != 0:
+            pytest.skip("could not build a de_DE locale")
+    return name, env

@@ -793,3 +793,22 @@ def test_parser_refuses_a_leading_count_whose_buffer_size_overflows():
     labels, data, _, indptr, _ = parser.finish()
     np.testing.assert_array_equal(labels, [1, 2, 3])
     np.testing.assert_array_equal(indptr, [0, 1])
+
+
+def test_dump_writes_in_the_c_locale(tmp_path):
+    """dump_svmlight_file's values are formatted by C's snprintf, which
+    follows LC_NUMERIC: in a comma locale (de_DE) it wrote "1:0,5", a file
+    that reads back as an error (in a child process, as the locale is the
+    process's)."""
+    import subprocess
+    import sys
+    from conftest import comma_locale_env
+    name, env = comma_locale_env(tmp_path)
+    code = ("import locale, numpy as np\n"
+            f"locale.setlocale(locale.LC_NUMERIC, {name!r})\n"
+            "from svmscreen import dump_svmlight_file\n"
+            "dump_svmlight_file(np.array([[0.5, 0.0], [0.0, -2.25]]), [1, -1], 'd.txt')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "d.txt").read_text() == "1 1:0.5\n-1 2:-2.25\n"

@@ -1552,6 +1552,34 @@ def test_saved_sv_entries_of_any_width_are_written_whole(tmp_path):
             "%d:%.8g " % (c + 1, v) for c, v in zip(columns[lo:hi], values[lo:hi]))
 
 
+def test_model_file_and_scaled_data_are_written_in_the_c_locale(tmp_path):
+    """The SV lines and svmscreen-scale's rows are formatted by C's
+    snprintf, which follows LC_NUMERIC: a program in a comma locale
+    (de_DE) saved "1:0,166667", a model file neither LIBSVM nor
+    svm_load_model reads (svm_save_model writes in the C locale), and the
+    scaled rows alike.  In a child process, as the locale is the process's."""
+    import subprocess
+    import sys
+    from conftest import comma_locale_env
+    name, env = comma_locale_env(tmp_path)
+    x = [{1: 0.5, 2: -0.25}, {1: -1.5}, {2: 2.5}, {1: 0.125, 2: 1.0}]
+    code = (
+        "import locale, sys\n"
+        f"locale.setlocale(locale.LC_NUMERIC, {name!r})\n"
+        "from svmscreen.libsvm import svmutil, commands\n"
+        f"m = svmutil.svm_train([1, -1, 1, -1], {x!r}, '-q -t 0')\n"
+        "svmutil.svm_save_model('m.model', m)\n"
+        "print(svmutil.svm_load_model('m.model').get_nr_sv())\n"
+        "open('d.txt', 'w').write('1 1:0.5 2:-0.25\\n-1 1:-1.5\\n3 1:0\\n')\n"
+        "sys.exit(commands.scale_main(['d.txt']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    sv_lines = (tmp_path / "m.model").read_text().split("SV\n")[1]
+    assert "," not in sv_lines and "," not in out.stdout
+    assert out.stdout.splitlines()[1:] == ["1 1:1 2:-1 ", "-1 1:-1 2:1 ", "3 1:0.5 2:1 "]
+
+
 def test_saving_a_model_with_a_malformed_sv_is_refused(tmp_path):
     """The SV lines' C formatter reads rows 0 to l of model.SV unchecked: a
     hand-built SV of fewer rows wrote lines read past indptr (garbage), an

@@ -19,9 +19,10 @@ Format (svm.cpp 3.37, ``svm_save_model``; always in the C locale)::
     SV
     <k-1 times "%.17g "><"%d:%.8g " per feature>\\n   (precomputed: "0:%d ")
 
-Every SV line ends with a space before the newline.  Python's ``%``
-formatting is locale-independent and rounds exactly as C's printf, so the
-bytes are LIBSVM's.
+Every SV line ends with a space before the newline.  The header is
+formatted by Python's ``%`` (locale-independent, rounding as C's printf),
+the SV lines by C's snprintf in the C locale (``_svmlight.format_sv_lines``),
+so the bytes are LIBSVM's.
 
 The reader takes the header as LIBSVM does, a stream of whitespace-separated
 keywords and values in any order up to ``SV`` (the lengths of rho, label,
