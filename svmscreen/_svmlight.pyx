@@ -463,17 +463,22 @@ cdef class Parser:
 
 
 cdef extern from "<locale.h>" nogil:
-    ctypedef void* locale_t
-    int LC_NUMERIC_MASK
-    locale_t newlocale(int category_mask, const char* locale, locale_t base)
-    locale_t uselocale(locale_t newloc)
+    struct lconv:
+        char* decimal_point
+    lconv* localeconv()
 
 
-# The writers' snprintf follows the thread's LC_NUMERIC, which a program may
-# set (locale.setlocale: "0,5" in de_DE, a file no LIBSVM reader takes);
-# svm_save_model writes in the C locale, so they switch this thread to it
-# while they format (uselocale(NULL), should newlocale fail, changes nothing).
-cdef locale_t C_NUMERIC = newlocale(LC_NUMERIC_MASK, b"C", NULL)
+cdef bytes _c_decimal_point(bytes text):
+    """``text`` with the thread's decimal point (LC_NUMERIC) as ".".
+
+    The writers' snprintf follows LC_NUMERIC, which a program may set
+    (locale.setlocale: "0,5" in de_DE, a line no LIBSVM reader takes), and
+    svm.cpp's svm_save_model writes in the C locale.  Their lines hold
+    numbers, ':', ' ' and newlines only, so the point is replaced whole
+    (localeconv and a replace are standard C and Python; uselocale is not
+    on every platform)."""
+    cdef bytes point = localeconv().decimal_point
+    return text if point == b"." or not point else text.replace(point, b".")
 
 
 # Room for one " <index>:<value>": the longest is 1 + 11 (int32 index) + 1
@@ -520,7 +525,6 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
         raise MemoryError("cannot allocate the output buffer")
     cdef const char* text
     cdef Py_ssize_t text_len
-    cdef locale_t previous = uselocale(C_NUMERIC)
     try:
         for i in range(start, stop):
             label = labels[i]
@@ -537,9 +541,8 @@ def format_rows(list labels, const double[::1] data, const int64_t[::1] indices,
                     used += 1
                 out[used] = b'\n'
                 used += 1
-        return PyBytes_FromStringAndSize(out, used)
+        return _c_decimal_point(PyBytes_FromStringAndSize(out, used))
     finally:
-        uselocale(previous)
         free(out)
 
 
@@ -582,7 +585,6 @@ def format_sv_lines(const double[:, ::1] coef, const double[::1] data,
     cdef char* out = <char*>realloc(NULL, size)
     if out == NULL:
         raise MemoryError("cannot allocate the output buffer")
-    cdef locale_t previous = uselocale(C_NUMERIC)
     try:
         with nogil:
             for i in range(start, stop):
@@ -593,7 +595,6 @@ def format_sv_lines(const double[:, ::1] coef, const double[::1] data,
                                      <long long>(indices[k] + 1), data[k])
                 out[used] = b'\n'
                 used += 1
-        return PyBytes_FromStringAndSize(out, used)
+        return _c_decimal_point(PyBytes_FromStringAndSize(out, used))
     finally:
-        uselocale(previous)
         free(out)
