@@ -470,6 +470,7 @@ cdef class _SMO:
     cdef bint fallback_futile        # the last dense fallback moved no alpha, nor has SMO since
     cdef bint screen_futile          # the last gap screen froze nothing, and no alpha moved since
     cdef long long stall_iter, stall_work
+    cdef long long fallback_work     # work_select at the last fallback that ran (or 0)
     cdef Py_ssize_t n_dense_steps     # Newton steps of the fallbacks (0: none ran)
 
     def __dealloc__(self):
@@ -1470,8 +1471,7 @@ cdef class _SMO:
         from svmscreen.dense_qp import interior_point, repair_equality, snap_to_bounds
         cdef Py_ssize_t t, m
         cdef double Gmax1, Gmax2
-        self.stall_iter, self.stall_work = self.n_iter, self.work_select
-        self.fallback_futile = True
+        cdef double work = self.work_select - self.fallback_work
         # Also without shrinking (-h 0), where nothing is ever set aside:
         # the block was then every variable, bounded ones that cannot move
         # included (1024 of them, 29 factorisations: 60% of a fit 2.1
@@ -1487,8 +1487,20 @@ cdef class _SMO:
             # shrinking scatters the positions (as in run())
             self.Q.follow_positions()
         m = self.active_size
+        # ``crawling`` weighs SMO's work against the cube of the active set;
+        # the block is what the un-shrink and the shrinking test leave, and
+        # can be far larger: svmguide1, linear, C = 1, shrinking, 5 free SVs,
+        # a first block of 1586 variables whose 38 factorisations took 1.6 s
+        # of a 1.8 s fit (LIBSVM: 0.65 s).  The block runs once SMO's work
+        # since the last one that ran pays for it too; until then SMO goes
+        # on, and the next try waits as after any fallback.
+        self.stall_iter, self.stall_work = self.n_iter, self.work_select
+        if self.dense_fits(m) and work < STALL_WORK_PER_CUBE * (<double> m) * m * m:
+            return 0
+        self.fallback_futile = True
         if not self.dense_fits(m):
             return 0
+        self.fallback_work = self.work_select
         Q_m = self.Q.dense_block(m)
         alpha_m = np.array(self.alpha[:m])
         G_m = np.array(self.G[:m])
@@ -1749,7 +1761,10 @@ cdef class _SMO:
 # factorisations cost (raw madelon, a = 2000: 4.4 ns per unit of SMO work,
 # about 0.4 ns per a^3 for Q's dense block and 25-35 Newton steps), so a
 # solve that needs it takes at most about twice its time; and not before
-# STALL_MIN_ITERATIONS iterations since (``_SMO.crawling``).  With 20,000,
+# STALL_MIN_ITERATIONS iterations since (``_SMO.crawling``).  The block it
+# factorises, m variables once the gradient is rebuilt, must be paid for
+# the same way: STALL_WORK_PER_CUBE m^3 of SMO work since the last
+# fallback that ran (``dense_fallback``).  With 20,000,
 # long RBF solves met it too (diabetes_scale, gamma 10/d, on the path:
 # five fallbacks on about 330 variables, 8% fewer iterations, not faster);
 # with 50,000, of the path benchmark's 24 small rows only the linear
@@ -1984,7 +1999,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     s.stalled = False
     s.fallback_futile = False
     s.screen_futile = False
-    s.stall_iter = s.stall_work = 0
+    s.stall_iter = s.stall_work = s.fallback_work = 0
     s.signal_work = 0
     s.n_dense_steps = 0
     with nogil:
