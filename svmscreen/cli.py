@@ -26,7 +26,7 @@ from svmscreen.datasets import load_svmlight_file
 from svmscreen.libsvm.commands import broken_pipe_exit
 from svmscreen.model import fit_binary
 from svmscreen.path import (EPSILON_MIN, MAX_N_C, SCREENING_RULES, cv_splits, log_grid,
-                            train_path)
+                            may_be_indefinite, train_path)
 
 
 def add_kernel_options(parser):
@@ -210,6 +210,12 @@ def _check_path_args(args, y):
     if args.grid == "epsilon" and classes.size > 2:
         raise ValueError(f"--grid epsilon needs two classes, the file has {classes.size} "
                          "(each pair would step its own grid): use --grid log")
+    if args.grid == "epsilon" and may_be_indefinite(args.kernel, args.coef0):
+        # train_path's words ("give C or use grid='log'") offered a C grid,
+        # which the command has no option for
+        raise ValueError(f"--grid epsilon needs a positive semi-definite kernel (its steps "
+                         f"are certified by weak duality), which --kernel {args.kernel} with "
+                         f"--coef0 {args.coef0:g} need not be: use --grid log")
 
 
 def run_path(args, out):

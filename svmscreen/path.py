@@ -439,6 +439,13 @@ class PathResult:
 _TINY = float(np.finfo(np.float64).tiny)
 
 
+def may_be_indefinite(kernel, coef0):
+    """Whether a kernel given by its parameters need not be positive
+    semi-definite: sigmoid, and polynomial with coef0 < 0 (a precomputed
+    kernel is judged by its matrix, ``_Problem.not_psd``)."""
+    return kernel == "sigmoid" or (kernel == "poly" and coef0 < 0)
+
+
 class _Problem:
     """The data side of a path: kernel, cached Q, bounds per unit C."""
 
@@ -477,7 +484,7 @@ class _Problem:
         precomputed one is taken to be PSD (testing it costs an
         eigendecomposition)."""
         kernel, coef0 = self.kernel_params["kernel"], self.kernel_params["coef0"]
-        if kernel == "sigmoid" or (kernel == "poly" and coef0 < 0):
+        if may_be_indefinite(kernel, coef0):
             return (f"a positive semi-definite kernel, which kernel={kernel!r} with "
                     f"coef0={coef0:g} need not be")
         if kernel == "precomputed":

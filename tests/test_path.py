@@ -847,6 +847,21 @@ def test_command_line_path_epsilon_grid_needs_two_classes(tmp_path, capsys):
     assert "--grid epsilon needs two classes, the file has 3" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("options", [["--kernel", "sigmoid"],
+                                     ["--kernel", "poly", "--coef0", "-1"]])
+def test_command_line_epsilon_grid_needs_a_psd_kernel_in_the_options_words(capsys, options):
+    # train_path's error, after the data line, said "give C or use
+    # grid='log'": the command has no option for a grid of C
+    from svmscreen.cli import main
+    assert main(["path", "data/heart_scale.xz", "--grid", "epsilon"] + options) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("svmscreen: error: --grid epsilon needs a positive "
+                                   "semi-definite kernel")
+    assert f"which --kernel {options[1]} with --coef0" in captured.err
+    assert captured.err.endswith("use --grid log\n")
+
+
 def test_command_line_path_out_of_memory_is_a_message(monkeypatch, capsys):
     import svmscreen.cli
 
