@@ -302,7 +302,9 @@ def run_fit(args, out):
                   degree=args.degree, tol=args.tol, cache_size=args.cache_size,
                   fit_intercept=not args.no_intercept, shrinking=not args.no_shrinking)
     splits, no_cv = _fit_splits(args, y)
-    if np.unique(y).size > 2:
+    # one class too: fit_binary would say "exactly two classes", and the
+    # command takes any number from two up
+    if np.unique(y).size != 2:
         return _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out)
     start = time.perf_counter()
     model = fit_binary(X, y, **params)
@@ -338,7 +340,8 @@ def _print_accuracies(out, model, X, y, test, folds, cv_accuracy, no_cv):
 
 
 def _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out):
-    """``svmscreen fit`` on more than two classes: one-vs-one, as a path of
+    """``svmscreen fit`` on more than two classes (or one: train_path's
+    error): one-vs-one, as a path of
     one C (``train_path``, with its CV folds), its rows summing the pairs;
     the time printed is the pairs' solves on all data."""
     C = params.pop("C")

@@ -1036,6 +1036,17 @@ def test_command_line_fit_with_a_class_smaller_than_cv(tmp_path, capsys, labels)
     assert "5-fold CV acc. not computed: cv=5 is larger than the smallest class" in out
 
 
+def test_command_line_fit_of_a_file_of_one_class(tmp_path, capsys):
+    """fit takes two classes or more: a file of one class was refused
+    with fit_binary's "y must contain exactly two classes"."""
+    from svmscreen.cli import main
+    (tmp_path / "one").write_text("1 1:0.5 2:1\n1 1:0.2\n1 2:0.3\n")
+    assert main(["fit", str(tmp_path / "one"), "--cv", "2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "svmscreen: error: y must contain at least two classes, got 1: [1.0]\n"
+
+
 def test_command_line_fit_of_a_file_without_features(tmp_path, capsys):
     """A file whose rows have labels only: svm-train leaves the default
     gamma at 0 (no largest index to divide by); svmscreen fit divided by
