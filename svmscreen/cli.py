@@ -14,6 +14,7 @@ fits one SVM (one-vs-one for more than two classes) and prints its size,
 objective, duality gap, time and accuracy.
 """
 import argparse
+import importlib.util
 import sys
 import time
 import warnings
@@ -97,6 +98,17 @@ def _count_of_C(text):
     return count
 
 
+def _n_jobs(text):
+    """--n-jobs: joblib's n_jobs, and joblib to run them (an optional
+    dependency: without it the path stopped with an ImportError traceback,
+    after the data line)."""
+    n_jobs = _within(int, check_n_jobs, "a nonzero integer (joblib's n_jobs)")(text)
+    if n_jobs != 1 and importlib.util.find_spec("joblib") is None:
+        raise argparse.ArgumentTypeError(f"{n_jobs} jobs need joblib: "
+                                         "pip install 'svmscreen[parallel]'")
+    return n_jobs
+
+
 def build_parser():
     # the docstring's first line, without its reST quotes
     description = __doc__.split("\n\n")[0].replace("``", "")
@@ -114,9 +126,7 @@ def build_parser():
                       default=1e-3)
     path.add_argument("--cv", type=_folds, default=5, help="folds (0: no cross-validation)")
     path.add_argument("--screening", default="dvi", choices=list(SCREENING_RULES) + ["none"])
-    path.add_argument("--n-jobs", type=_within(int, check_n_jobs,
-                                               "a nonzero integer (joblib's n_jobs)"),
-                      default=None)
+    path.add_argument("--n-jobs", type=_n_jobs, default=None)
     path.add_argument("--compare", action="store_true",
                       help="also time the path without screening")
     path.add_argument("--verbose", action="store_true", help="progress bar")

@@ -820,6 +820,25 @@ def test_command_line_refuses_a_negative_value_in_its_own_words(capsys, options,
     assert stop.value.code == 2 and message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("compare", [[], ["--compare"]])
+def test_command_line_n_jobs_without_joblib(monkeypatch, capsys, compare):
+    # joblib is optional (svmscreen[parallel]): the path stopped with an
+    # ImportError traceback after the data line (with --compare, a
+    # ModuleNotFoundError from the workers' warm-up)
+    from svmscreen.cli import main
+    monkeypatch.setitem(sys.modules, "joblib", None)
+    with pytest.raises(SystemExit) as stop:
+        main(["path", "data/heart_scale.xz", "--n-C", "2", "--cv", "2", "--n-jobs", "2"]
+             + compare)
+    captured = capsys.readouterr()
+    assert stop.value.code == 2 and captured.out == ""
+    assert ("argument --n-jobs: 2 jobs need joblib: pip install 'svmscreen[parallel]'"
+            in captured.err)
+    # one job needs no joblib
+    assert main(["path", "data/heart_scale.xz", "--n-C", "2", "--cv", "2", "--n-jobs", "1"]
+                + compare) == 0
+
+
 def test_command_line_path_of_an_empty_file(tmp_path, capsys):
     # the --cv check took the smallest class of none: "zero-size array to
     # reduction operation minimum which has no identity"
