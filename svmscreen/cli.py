@@ -351,9 +351,9 @@ def _print_accuracies(out, model, X, y, test, folds, cv_accuracy, no_cv):
 
 def _fit_one_vs_one(args, X, y, n_features, params, splits, no_cv, test, out):
     """``svmscreen fit`` on more than two classes (or one: train_path's
-    error): one-vs-one, as a path of
-    one C (``train_path``, with its CV folds), its rows summing the pairs;
-    the time printed is the pairs' solves on all data."""
+    error): one-vs-one, as a path of one C (``train_path``, with its CV
+    folds), its rows summing the pairs; the time printed is the pairs'
+    solves on all data."""
     C = params.pop("C")
     path = train_path(X, y, C=[C], screening=None, cv=splits, **params)
     seconds = path.solve_seconds[0] + path.rule_seconds[0]
