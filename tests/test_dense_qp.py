@@ -184,16 +184,37 @@ def test_fallback_without_the_equality(stalling):
     _assert_exact_optimum(result, Q, np.zeros(n), np.ones(n))
 
 
+def _few_free_problem(n, seed=0):
+    """Overlapping classes on 3 unscaled features: few free vectors, most
+    at C, where SMO crawls on a small active set."""
+    rng = np.random.default_rng(seed)
+    X = np.round(480 + 30 * rng.standard_normal((n, 3)))
+    y = np.where(X[:, 0] - X[:, 1] + 40 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _record_blocks(monkeypatch):
+    """The sizes of the blocks the dense fallback factorises, in order."""
+    import svmscreen.dense_qp
+    blocks = []
+    method = svmscreen.dense_qp.interior_point
+
+    def recording(Q, *args, **kwargs):
+        blocks.append(Q.shape[0])
+        return method(Q, *args, **kwargs)
+
+    monkeypatch.setattr(svmscreen.dense_qp, "interior_point", recording)
+    return blocks
+
+
 @pytest.mark.parametrize("cache_mb", [100.0, 0.5])
 def test_fallback_on_the_working_set_when_shrinking(cache_mb):
     """Few free vectors, most at C (overlapping classes, 3 features): SMO
     crawls on a small active set.  The fallback rebuilds the gradient and
     factorises only the free variables and those that could still move,
     which fits 0.5 MB where the whole block (400^2 doubles) does not."""
-    rng = np.random.default_rng(0)
     n = 400
-    X = np.round(480 + 30 * rng.standard_normal((n, 3)))
-    y = np.where(X[:, 0] - X[:, 1] + 40 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    X, y = _few_free_problem(n)
     Q = (X @ X.T) * np.outer(y, y)
     args = (-np.ones(n), np.zeros(n), np.ones(n), np.zeros(n))
     alone = solve(_qmatrix(X, y, cache_mb=1e-6), *args, y=y, tol=1e-3)
@@ -211,19 +232,9 @@ def test_fallback_on_the_working_set_without_shrinking(monkeypatch):
     third duplicated with the other label) its 29 factorisations were 60%
     of a fit 2.1 times LIBSVM's -h 0 time.  It re-applies the test as with
     shrinking, and the solve still ends at the exact optimum."""
-    import svmscreen.dense_qp
-    blocks = []
-    method = svmscreen.dense_qp.interior_point
-
-    def recording(Q, *args, **kwargs):
-        blocks.append(Q.shape[0])
-        return method(Q, *args, **kwargs)
-
-    monkeypatch.setattr(svmscreen.dense_qp, "interior_point", recording)
-    rng = np.random.default_rng(0)
+    blocks = _record_blocks(monkeypatch)
     n = 400
-    X = np.round(480 + 30 * rng.standard_normal((n, 3)))
-    y = np.where(X[:, 0] - X[:, 1] + 40 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    X, y = _few_free_problem(n)
     Q = (X @ X.T) * np.outer(y, y)
     result = solve(_qmatrix(X, y), -np.ones(n), np.zeros(n), np.ones(n), np.zeros(n), y=y,
                    tol=1e-3, shrinking=False)
@@ -241,19 +252,9 @@ def test_fallback_blocks_are_paid_for_by_smo_work(monkeypatch):
     they saved (svmguide1, linear, C = 1: 1.6 s of a 1.8 s fit, LIBSVM
     0.65 s).  A fallback now waits until SMO's work since the last one that
     ran, STALL_WORK_PER_CUBE m^3, pays for its block of m variables too."""
-    import svmscreen.dense_qp
-    blocks = []
-    method = svmscreen.dense_qp.interior_point
-
-    def recording(Q, *args, **kwargs):
-        blocks.append(Q.shape[0])
-        return method(Q, *args, **kwargs)
-
-    monkeypatch.setattr(svmscreen.dense_qp, "interior_point", recording)
-    rng = np.random.default_rng(0)
+    blocks = _record_blocks(monkeypatch)
     n = 800
-    X = np.round(480 + 30 * rng.standard_normal((n, 3)))
-    y = np.where(X[:, 0] - X[:, 1] + 40 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    X, y = _few_free_problem(n)
     args = (-np.ones(n), np.zeros(n), np.ones(n), np.zeros(n))
     result = solve(_qmatrix(X, y), *args, y=y, tol=1e-3)
     assert result.status == "optimal" and blocks
