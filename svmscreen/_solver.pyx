@@ -464,12 +464,11 @@ cdef class _SMO:
     cdef Py_ssize_t n_frozen_lower, n_frozen_upper   # frozen by screen_gap, per bound
     cdef Py_ssize_t start_frozen_lower, start_frozen_upper  # ... at the warm start
     # The dense fallback (``dense_fallback``): run() stops when ``crawling``
-    # says so (never if not allow_dense), and says so in ``stalled``;
-    # the counters at the start or the last fallback
+    # says so (never if not allow_dense), and says so in ``stalled``
     cdef bint allow_dense, stalled
     cdef bint fallback_futile        # the last dense fallback moved no alpha, nor has SMO since
     cdef bint screen_futile          # the last gap screen froze nothing, and no alpha moved since
-    cdef long long stall_iter, stall_work
+    cdef long long stall_iter, stall_work    # n_iter, work_select at the start or the last try
     cdef long long fallback_work     # work_select at the last fallback that ran (or 0)
     cdef Py_ssize_t n_dense_steps     # Newton steps of the fallbacks (0: none ran)
 
