@@ -314,6 +314,29 @@ cdef class Kernel:
                 view[i] = self.value(i, i)
         return out
 
+    def feature_width(self):
+        """The width of a linear kernel's feature rows (``feature_rows``):
+        the columns of X, or of the CSR columns in use; -1 for any other
+        kernel, whose K has no such factor."""
+        if self.kernel_type != LINEAR:
+            return -1
+        return self.scatter.shape[0] if self.sparse else self.n_features
+
+    def feature_rows(self, rows):
+        """The rows x_r of X (dense, ``feature_width`` columns), so that
+        K[rows][:, rows] = F F' for F = feature_rows(rows): the dense
+        fallback's low-rank factor (``dense_qp.LowRankQ``); linear kernel
+        only."""
+        if self.kernel_type != LINEAR:
+            raise ValueError("feature_rows: the kernel is not linear")
+        rows = np.ascontiguousarray(rows, dtype=np.intp)
+        if self.sparse:
+            X = sp.csr_matrix((np.asarray(self.csr_data), np.asarray(self.csr_indices),
+                               np.asarray(self.csr_indptr)),
+                              shape=(self.n_samples, self.scatter.shape[0]))
+            return X[rows].toarray()
+        return np.asarray(self.dense)[rows]
+
     def roundoff_scale(self):
         """A magnitude M of the computed kernel values: |K_ij| <= M, and
         each K_ij is within about 1e-15 M of its formula's exact value.

@@ -639,9 +639,12 @@ def test_early_first_shrink_selects_over_fewer_variables():
 
 def test_shrinking_on_equals_off_real_data():
     """A problem long enough for shrinking and unshrinking to happen many
-    times (iterations >> n)."""
+    times (iterations >> n).  RBF: a linear kernel on these 14 features
+    hands over to the fallback on Q's factor after a few thousand
+    iterations (C = 10: 4830 since session 33, 92k before)."""
     X, y = real_data("australian_scale", None)
-    fits = [fit_binary(X, y, C=10.0, kernel="linear", tol=1e-6, shrinking=s) for s in (1, 0)]
+    fits = [fit_binary(X, y, C=100.0, kernel="rbf", gamma=0.1, tol=1e-6, shrinking=s)
+            for s in (1, 0)]
     assert min(f.n_iter_ for f in fits) > 10 * X.shape[0]
     objs = [our_objective(f, X) for f in fits]
     assert abs(objs[0] - objs[1]) <= 1e-7 * abs(objs[1])
@@ -874,9 +877,15 @@ def test_pair_step_that_rounds_away_waits_for_the_dense_fallback():
     # dense fallback; the crawl detector's second one, 50k iterations on,
     # moved alpha and the solve ended optimal at 100447.  Stopping at the
     # step had reported "round_off" (and warned) for a solve that converges.
+    # (That was heart_scale, linear, C = 1e4; since session 33 a linear
+    # kernel's fallback works on Q's factor and ends it at 8949 iterations.
+    # The linear kernel's Gram matrix, precomputed, takes the dense form:
+    # a no-op step at 50429, the fallback's second try moves alpha.)
     X, y = load_dataset("heart_scale")
-    model = fit_binary(X, y, C=1e4, kernel="linear", tol=1e-11, shrinking=False)
-    assert model.status_ == "optimal" and model.n_iter_ == 100_447
+    X = check_X(X)
+    K = Kernel(X, "linear", 0.0, 0.0, 3).rows(np.arange(X.shape[0]))
+    model = fit_binary(K, y, C=3e4, kernel="precomputed", tol=1e-11, shrinking=False)
+    assert model.status_ == "optimal" and model.n_iter_ == 100_512
 
 
 def test_round_off_stop_of_a_screened_solve_is_checked():
