@@ -108,6 +108,26 @@ def test_bench_multiclass_quick_agrees_with_libsvm():
     assert "screening on vs off" in done.stdout
 
 
+def test_bench_linear_runs_both_problems_against_their_peers():
+    """bench_linear.py on one row: a fit with the intercept against LIBSVM
+    and a bias-free one against liblinear, whose primal objectives agree
+    with ours where both converge (each stops at tol 1e-3 by its own rule;
+    LIBSVM's cap is read from what svm.cpp writes to stderr)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_linear.py"),
+                           "--datasets", "heart_scale", "--C", "1", "--repeat", "1"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith("heart_")]
+    assert [row[1].split()[:2] for row in rows] == [["intercept", "libsvm"],
+                                                    ["bias-free", "liblinear"]]
+    for row in rows:
+        if row[3].split()[0] == "optimal/optimal":
+            assert abs(float(row[2])) < 1e-3
+    assert rows[0][3].split()[0] == "optimal/optimal"
+    assert done.stdout.count("geometric mean of ours / peer") == 2
+
+
 def test_bench_fit_worker_finds_the_shipped_data(monkeypatch):
     """bench_fit.py's worker (one fit, in a child process) finds the shipped
     data: the README installs the package, which has no data/ beside it, and
