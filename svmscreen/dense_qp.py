@@ -142,7 +142,7 @@ class LowRankQ:
     ``interior_point`` and ``snap_to_bounds`` ask of Q (products, the
     diagonal, solves with Q + D) in O(m k) and O(m k^2) work where the dense
     block takes O(m^2) and O(m^3): on svmguide1 (m = 3089, k = 4) the
-    method took 26-65 ms, and 9-12 s on the dense block."""
+    method took 42-58 ms, and 9-12 s on the dense block."""
 
     def __init__(self, Z):
         self.Z = np.ascontiguousarray(Z, dtype=np.float64)
@@ -156,8 +156,8 @@ class LowRankQ:
 
     def newton(self, d):
         """A solve with Q + diag(d) (d > 0), by the Sherman-Morrison-Woodbury
-        identity (Ferris and Munson, Interior-point methods for massive
-        support vector machines, SIAM J. Optim. 13, 2002, sec. 3):
+        identity (as Ferris and Munson, Interior-point methods for massive
+        support vector machines, SIAM J. Optim. 13(3), 2003):
 
             (D + Z Z')^-1 r = D^-1 (r - Z u),  (I + Z' D^-1 Z) u = Z' D^-1 r,
 
