@@ -323,10 +323,10 @@ cdef class Kernel:
         return self.scatter.shape[0] if self.sparse else self.n_features
 
     def feature_rows(self, rows):
-        """The rows x_r of X (dense, ``feature_width`` columns), so that
-        K[rows][:, rows] = F F' for F = feature_rows(rows): the dense
-        fallback's low-rank factor (``dense_qp.LowRankQ``); linear kernel
-        only."""
+        """The rows x_r of X as a new dense array (``feature_width``
+        columns), so that K[rows][:, rows] = F F' for F = feature_rows(rows):
+        the dense fallback's low-rank factor (``dense_qp.LowRankQ``); linear
+        kernel only."""
         if self.kernel_type != LINEAR:
             raise ValueError("feature_rows: the kernel is not linear")
         rows = np.ascontiguousarray(rows, dtype=np.intp)

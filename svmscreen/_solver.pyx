@@ -360,7 +360,9 @@ cdef class QMatrix:
         if self.low_rank_width() < 0:
             raise ValueError("low_rank_block: Q has no low-rank factor")
         rows = np.asarray(self.kernel_row if self.twins else self.perm)[:m]
-        return self.kernel.feature_rows(rows) * np.asarray(self.sign)[:m, None]
+        Z = self.kernel.feature_rows(rows)      # a new array: scaled in place
+        Z *= np.asarray(self.sign)[:m, None]
+        return Z
 
     def diagonal(self):
         """Q_ii in sample order."""
