@@ -2182,6 +2182,27 @@ def test_a_gradient_overflow_blames_C_not_the_kernel():
         ours.svm_train([1.0, 2.0, 3.0], [[1e5], [3e5], [2e5]], "-s 4 -t 0 -c 1e300 -q")
 
 
+def test_class_labels_that_fit_a_c_int_after_the_cast_train(tmp_path):
+    # svm.cpp casts a label with (int): -2147483648 (INT_MIN) and 2147483647.5
+    # are C ints then, and libsvm trains on them; |y| <= INT_MAX refused
+    # both, and named "line 1 of a data file" for a Python list
+    x = [{1: 1.0}, {1: -1.0}, {1: 0.9}, {1: -0.8}]
+    for y in ([-2147483648.0, 5, -2147483648.0, 5], [2147483647.5, 1, 2147483647.5, 1],
+              [-2147483648.9, 1, -2147483648.9, 1]):
+        model = ours.svm_train(y, x, "-q")
+        reference = official.svm_train(y, x, "-q")
+        assert model.get_labels() == reference.get_labels()
+        labels = ours.svm_predict(y, x, model, "-q")[0]
+        assert labels == official.svm_predict(y, x, reference, "-q")[0]
+        path = str(tmp_path / "m")
+        ours.svm_save_model(path, model)
+        assert ours.svm_load_model(path).get_labels() == reference.get_labels()
+    with pytest.raises(ValueError, match=r"class label 2147483648.0 of y\[1\] does not fit"):
+        ours.svm_train([1, 2 ** 31, 1], [[1], [2], [3]], "-q")
+    with pytest.raises(ValueError, match=r"label -2147483649.0 of y\[0\] does not fit"):
+        ours.svm_train([-2 ** 31 - 1, 1], [[1], [2]], "-q -v 2")
+
+
 def test_commands_end_with_a_message_where_svmscreen_refuses(tmp_path, monkeypatch, capsys):
     # What LIBSVM runs on and svmscreen refuses: each raised a traceback.
     monkeypatch.chdir(tmp_path)

@@ -86,15 +86,21 @@ def resolve_parameters(prob, param):
 
 
 # ----------------------------------------------------------------- groups
-def int_labels(y, source="a data file"):
+def int_labels(y, source=None):
     """LIBSVM's ``(int)prob->y[i]``: truncation toward zero.  ``source``
-    names the file whose line i holds sample i, for the error."""
-    y = np.asarray(y, dtype=np.float64)
-    if y.size and np.max(np.abs(y)) > INT_MAX:
-        first = int(np.argmax(np.abs(y) > INT_MAX))
-        raise ValueError(f"class label {float(y[first])!r} of sample {first + 1} (line "
-                         f"{first + 1} of {source}) does not fit in a C int")
-    return np.trunc(y).astype(np.int64)
+    names the file whose line i holds sample i, for the error; None: the
+    labels came as y, and y[i] is named."""
+    labels = np.trunc(np.asarray(y, dtype=np.float64))
+    # the truncated label must fit: -2147483648 (INT_MIN) and 2147483647.5
+    # are C ints after the cast, where |y| <= INT_MAX had refused them
+    outside = ~((labels >= -INT_MAX - 1) & (labels <= INT_MAX))
+    if np.any(outside):
+        first = int(np.argmax(outside))
+        where = (f"y[{first}]" if source is None
+                 else f"sample {first + 1} (line {first + 1} of {source})")
+        raise ValueError(f"class label {float(np.asarray(y, dtype=np.float64)[first])!r} of "
+                         f"{where} does not fit in a C int")
+    return labels.astype(np.int64)
 
 
 def group_classes(y):
