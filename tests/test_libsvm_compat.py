@@ -546,6 +546,27 @@ def test_svm_predict_of_no_rows_names_x(x):
             ours.svm_predict([], x, model, options)
 
 
+@pytest.mark.parametrize("unknown", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("options", ["-q", "-q -s 3", "-q -b 1"])
+def test_svm_predict_scores_non_finite_labels_as_libsvm(unknown, options):
+    """svm_predict's y only scores the predictions: libsvm takes NaN (a
+    script's unknown labels) and infinity there, and scores them (no match;
+    MSE and SCC nan or inf).  The drop-in refused them ("y contains NaN or
+    infinity"), and such a script stopped."""
+    y = [1, -1, 1, -1, 1, -1, 1, -1]
+    x = [[0.0], [1.0], [0.2], [0.9], [0.1], [0.8], [0.3], [1.1]]
+    predict = "-q -b 1" if "-b 1" in options else "-q"
+    scored = list(y)
+    scored[:3] = [unknown] * 3
+    found = []
+    for library in (official, ours):
+        model = library.svm_train(y, x, options)
+        labels, metrics, _ = library.svm_predict(scored, x, model, predict)
+        found.append((labels, metrics))
+    assert found[1][0] == pytest.approx(found[0][0], rel=1e-12, abs=1e-12)
+    np.testing.assert_array_equal(found[1][1], found[0][1])     # nan == nan here
+
+
 def test_prediction_memory_follows_nonzeros_not_the_largest_index():
     """One feature at index 2e9 (hashed features): prediction had built
     a (2e9 + 1)-long index array in scipy's product (7.5 GB); the kernel

@@ -387,8 +387,11 @@ def as_index_csr(x, isKernel=False, name="x"):
     return X, int(n)
 
 
-def as_labels(y, name="y"):
-    """y as a float64 array (a list, tuple or ndarray, as libsvm accepts)."""
+def as_labels(y, name="y", finite=True):
+    """y as a float64 array (a list, tuple or ndarray, as libsvm accepts).
+    ``finite``: refuse NaN and infinity (training labels and targets);
+    svm_predict's y only scores the predictions, and libsvm's scores NaN
+    (unknown labels) as ACC 0, MSE and SCC nan."""
     if not isinstance(y, (list, tuple, np.ndarray)):
         raise TypeError(f"type of {name}: {type(y)} is not supported!")
     if isinstance(y, np.ndarray) and y.dtype.kind == "c":
@@ -396,7 +399,7 @@ def as_labels(y, name="y"):
         # of numbers
         check_real_dtype(y.dtype, name)
     arr = np.array(y, dtype=np.float64).ravel() if len(y) else np.zeros(0)
-    if not np.all(np.isfinite(arr)):
+    if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinity")
     return arr
 

@@ -232,7 +232,7 @@ def svm_predict(y, x, m, options=""):
         else:
             values = dec.tolist()
     labels = labels.tolist()
-    truth = as_labels(y) if len(y) else np.zeros(n)
+    truth = as_labels(y, finite=False) if len(y) else np.zeros(n)
     ACC, MSE, SCC = evaluations(truth, labels)
     if svm_type in (EPSILON_SVR, NU_SVR):
         info("Mean squared error = %g (regression)" % MSE)
