@@ -45,11 +45,7 @@ def log_grid(C_range, n_C):
     """n_C values log-spaced over C_range = (C_low, C_high), strictly
     increasing."""
     low, high = check_C_range(C_range)
-    if isinstance(n_C, bool) or not isinstance(n_C, (int, np.integer)) or n_C < 1:
-        raise ValueError(f"n_C must be a positive integer, got {n_C!r}")
-    if n_C > MAX_N_C:
-        raise ValueError(f"n_C={n_C} is more values than an array can hold (at most "
-                         f"{MAX_N_C})")
+    check_n_C(n_C)
     if n_C == 1:
         return np.array([low])
     grid = np.geomspace(low, high, int(n_C))
@@ -57,6 +53,38 @@ def log_grid(C_range, n_C):
         raise ValueError(f"C_range={C_range!r} holds fewer than n_C={n_C} distinct values "
                          "(the path's C must increase strictly): use n_C=1 or a wider range")
     return grid
+
+
+def check_n_C(n_C):
+    """n_C as the log grid's size: a positive integer an array can hold."""
+    if isinstance(n_C, bool) or not isinstance(n_C, (int, np.integer)) or n_C < 1:
+        raise ValueError(f"n_C must be a positive integer, got {n_C!r}")
+    if n_C > MAX_N_C:
+        raise ValueError(f"n_C={n_C} is more values than an array can hold (at most "
+                         f"{MAX_N_C})")
+    return n_C
+
+
+def check_epsilon(epsilon):
+    """epsilon as the epsilon-path's relative dual error, in [EPSILON_MIN, 1)."""
+    # as tol: a Decimal or a string in range was refused as out of range
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
+    if not EPSILON_MIN <= epsilon < 1:
+        raise ValueError(f"epsilon must be in [{EPSILON_MIN:g}, 1), got {epsilon!r}")
+    return epsilon
+
+
+def check_choice(value, name, choices, allow_none=False):
+    """A str among ``choices`` (or None if ``allow_none``), returned as a
+    plain str: an array compared with ``in`` raised numpy's "truth value of
+    an array ... is ambiguous", which names no parameter."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}{' or None' if allow_none else ''}, "
+                         f"got {value!r}")
+    return str(value)
 
 
 def check_C_range(C_range):
@@ -792,7 +820,10 @@ def cv_splits(cv, labels, random_state=0, weight=None, held_weight=None):
 
 def _index_splits(cv, n):
     """``cv_splits`` of an iterable of (train, test) index arrays."""
-    if isinstance(cv, (str, bytes, bool, float)) or not hasattr(cv, "__iter__"):
+    # a 0-d array has __iter__ but cannot be iterated: numpy's "iteration
+    # over a 0-d array" named no parameter
+    if isinstance(cv, (str, bytes, bool, float)) or not hasattr(cv, "__iter__") \
+            or (isinstance(cv, np.ndarray) and cv.ndim == 0):
         raise ValueError("cv must be an integer >= 2 or an iterable of (train, test) index "
                          f"arrays, got {cv!r}")
     splits = []
@@ -1260,8 +1291,9 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     if random_state < 0:
         raise ValueError(f"random_state must be >= 0 (the folds' seed), got {random_state!r}")
     check_n_jobs(n_jobs)
-    if grid not in ("log", "epsilon"):
-        raise ValueError(f"grid must be 'log' or 'epsilon', got {grid!r}")
+    grid = check_choice(grid, "grid", ("log", "epsilon"))
+    keep = check_choice(keep, "keep", ("all", "summary"))
+    screening = check_choice(screening, "screening", SCREENING_RULES, allow_none=True)
     if grid == "epsilon" and C is not None:
         raise ValueError("grid='epsilon' chooses its own values of C: give C_range, not C")
     if isinstance(gamma, (list, tuple)) or np.ndim(gamma) > 0:
@@ -1270,7 +1302,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
             raise ValueError("gamma is an empty list")
         if any(np.ndim(g) > 0 for g in gammas):
             raise TypeError(f"gamma must be one value or a flat list of values, got {gamma!r}")
-        if hasattr(cv, "__iter__") and not isinstance(cv, (str, bytes)):
+        if hasattr(cv, "__iter__") and not isinstance(cv, (str, bytes)) \
+                and not (isinstance(cv, np.ndarray) and cv.ndim == 0):
             cv = list(cv)       # every gamma's path takes the same splits
         options = dict(C=C, n_C=n_C, C_range=C_range, grid=grid, epsilon=epsilon,
                        kernel=kernel, coef0=coef0, degree=degree,
@@ -1292,11 +1325,6 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         max_iter=max_iter)
     fit_intercept = check_flag(fit_intercept, "fit_intercept")
     shrinking = check_flag(shrinking, "shrinking")
-    if keep not in ("all", "summary"):
-        raise ValueError(f"keep must be 'all' or 'summary', got {keep!r}")
-    if screening is not None and screening not in SCREENING_RULES:
-        raise ValueError(f"screening must be one of {SCREENING_RULES} or None, "
-                         f"got {screening!r}")
     X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
     y = check_labels(y, X.shape[0])
     classes = np.unique(y)
@@ -1310,11 +1338,7 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     elif grid == "log":
         C_grid = log_grid(C_range, n_C)
     else:
-        # as tol: a Decimal or a string in range was refused as out of range
-        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-            raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
-        if not EPSILON_MIN <= epsilon < 1:
-            raise ValueError(f"epsilon must be in [{EPSILON_MIN:g}, 1), got {epsilon!r}")
+        check_epsilon(epsilon)
         C_grid = np.array([check_C_range(C_range)[0]])
         epsilon_path = True
     held_weight = None if sample_weight is None else check_sample_weight(sample_weight, y.size)

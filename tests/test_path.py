@@ -512,6 +512,15 @@ def test_inputs_not_modified():
     (dict(cv=[(np.r_[0:200, 0], np.r_[200:270])]), ValueError, "split 0: its train part "
      "repeats a sample"),
     (dict(cv=[(np.r_[0:200], np.r_[200:270, 269])]), ValueError, "test part repeats"),
+    # arrays: numpy's "truth value of an array ... is ambiguous" and
+    # "iteration over a 0-d array" named no parameter, and keep=["all"] as an
+    # array of one value passed
+    (dict(grid=np.geomspace(0.1, 10.0, 3)), ValueError, "grid must be one of"),
+    (dict(screening=np.array(["dvi", "it"])), ValueError, "screening must be one of"),
+    (dict(screening=np.array(["dvi"])), ValueError, "screening must be one of"),
+    (dict(keep=np.array(["all"])), ValueError, "keep must be one of"),
+    (dict(cv=np.array(3)), ValueError, "cv must be an integer >= 2 or an iterable"),
+    (dict(cv=np.array(3), gamma=[0.1, 1.0]), ValueError, "cv must be an integer >= 2"),
 ])
 def test_bad_input(kwargs, error, match):
     X, y = load_dataset("heart_scale")
