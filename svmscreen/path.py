@@ -1294,6 +1294,11 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     grid = check_choice(grid, "grid", ("log", "epsilon"))
     keep = check_choice(keep, "keep", ("all", "summary"))
     screening = check_choice(screening, "screening", SCREENING_RULES, allow_none=True)
+    # checked whichever grid uses them, as the kernel's parameters are
+    # whichever kernel: a bad value given and ignored hid a typo
+    check_C_range(C_range)
+    check_n_C(n_C)
+    check_epsilon(epsilon)
     if grid == "epsilon" and C is not None:
         raise ValueError("grid='epsilon' chooses its own values of C: give C_range, not C")
     if isinstance(gamma, (list, tuple)) or np.ndim(gamma) > 0:
@@ -1338,7 +1343,6 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     elif grid == "log":
         C_grid = log_grid(C_range, n_C)
     else:
-        check_epsilon(epsilon)
         C_grid = np.array([check_C_range(C_range)[0]])
         epsilon_path = True
     held_weight = None if sample_weight is None else check_sample_weight(sample_weight, y.size)

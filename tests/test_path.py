@@ -521,6 +521,12 @@ def test_inputs_not_modified():
     (dict(keep=np.array(["all"])), ValueError, "keep must be one of"),
     (dict(cv=np.array(3)), ValueError, "cv must be an integer >= 2 or an iterable"),
     (dict(cv=np.array(3), gamma=[0.1, 1.0]), ValueError, "cv must be an integer >= 2"),
+    # checked whichever grid is used: each was ignored, a typo unnoticed
+    (dict(C=[1.0], n_C=-3), ValueError, "n_C must be a positive integer"),
+    (dict(C=[1.0], C_range="x"), ValueError, "C_range must be a pair"),
+    (dict(n_C=2, epsilon="1e-3"), TypeError, "epsilon must be a real number"),
+    (dict(n_C=2, epsilon=-1.0), ValueError, "epsilon must be in"),
+    (dict(grid="epsilon", n_C=0), ValueError, "n_C must be a positive integer"),
 ])
 def test_bad_input(kwargs, error, match):
     X, y = load_dataset("heart_scale")
