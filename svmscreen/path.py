@@ -357,6 +357,15 @@ class PathResult:
     def __len__(self):
         return len(self.C)
 
+    def __repr__(self):
+        # as BinaryModel's and OneVsOneModel's: the default told only the
+        # object's address
+        cv = ("" if self.cv_accuracy is None else
+              f", cv_folds={self.cv_accuracy.shape[0]}, best_C={self.best_C!r}")
+        return (f"{type(self).__name__}(n_C={len(self)}, C=[{self.C[0]:.4g} .. "
+                f"{self.C[-1]:.4g}], classes={self.classes_.size}, "
+                f"gamma={getattr(self, 'gamma', None)!r}{cv})")
+
     @property
     def screening_rate(self):
         """(|R'| + |L'|) / n per C."""

@@ -66,6 +66,16 @@ def test_summary_keeps_no_solutions():
         summary.model(0)
 
 
+def test_repr_names_the_path_not_its_address():
+    X, y = load_dataset("heart_scale")
+    path = train_path(X, y, C=[0.5, 2.0, 8.0], gamma=0.25, cv=3, keep="summary")
+    assert repr(path) == (f"PathResult(n_C=3, C=[0.5 .. 8], classes=2, gamma=0.25, "
+                          f"cv_folds=3, best_C={path.best_C!r})")
+    three = np.where(np.arange(y.size) % 3 == 0, 2.0, y)
+    multi = train_path(X, three, C=[1.0], gamma=0.25)
+    assert repr(multi) == "OneVsOnePath(n_C=1, C=[1 .. 1], classes=3, gamma=0.25)"
+
+
 def test_hard_margin_stops_solving():
     # Separable data: beyond some C no sample sits at its bound, and the
     # remaining C values reuse that solution without iterations.
