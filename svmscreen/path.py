@@ -813,6 +813,11 @@ def cv_splits(cv, labels, random_state=0, weight=None, held_weight=None):
                              f"({counts.min()} samples)")
         folds = stratified_folds(labels, cv, random_state)
         splits = [(folds != k, folds == k) for k in range(cv)]
+    elif callable(getattr(cv, "split", None)) and not hasattr(cv, "__iter__"):
+        # a scikit-learn splitter (KFold(3), StratifiedKFold, ...), as
+        # GridSearchCV takes it: its split of these labels (X's rows count
+        # only; one that needs groups says so itself)
+        splits = _index_splits(cv.split(np.zeros((n, 1)), labels), n)
     else:
         splits = _index_splits(cv, n)
     weighs = np.ones(n, dtype=bool) if weight is None else weight > 0
@@ -833,8 +838,8 @@ def _index_splits(cv, n):
     # over a 0-d array" named no parameter
     if isinstance(cv, (str, bytes, bool, float)) or not hasattr(cv, "__iter__") \
             or (isinstance(cv, np.ndarray) and cv.ndim == 0):
-        raise ValueError("cv must be an integer >= 2 or an iterable of (train, test) index "
-                         f"arrays, got {cv!r}")
+        raise ValueError("cv must be an integer >= 2, a splitter with a split method or an "
+                         f"iterable of (train, test) index arrays, got {cv!r}")
     splits = []
     for k, pair in enumerate(cv):
         try:
@@ -1268,10 +1273,11 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
         0, as a fit at that C alone, not warm-started (which ended at other
         stationary points).
     shrinking, tol, cache_size, max_iter : solver options, as LIBSVM.
-    cv : int, iterable of (train, test) index arrays, or None
-        Cross-validation along the path: k stratified folds, or the given
-        splits (e.g. ``sklearn.model_selection.GroupKFold().split(...)``),
-        each sample at most once per part.  Each training part must give
+    cv : int, splitter, iterable of (train, test) index arrays, or None
+        Cross-validation along the path: k stratified folds, a scikit-learn
+        splitter's ``split(X, y)`` (``KFold(5, shuffle=True)``), or the
+        given splits (e.g. ``GroupKFold().split(X, y, groups)``), each
+        sample at most once per part.  Each training part must give
         every class a positive weight.  With sample_weight, a fold's accuracy
         is weighted by its held-out samples' weights, as GridSearchCV scores
         it.

@@ -360,13 +360,28 @@ def test_svc_path_cv_over_gammas_picks_what_grid_search_picks():
     assert path_cv.score(X, y) == pytest.approx(search.score(X, y), abs=1.5 / y.size)
 
 
+def test_train_path_takes_a_splitter_as_grid_search_does():
+    """cv=KFold(...) (an object with split, as GridSearchCV takes) was
+    refused: "cv must be an integer >= 2 or an iterable".  It gives the
+    folds of its split; one that needs groups says so."""
+    from sklearn.model_selection import GroupKFold, KFold
+    X, y = load_dataset("heart_scale")
+    for splitter in (KFold(3, shuffle=True, random_state=0),
+                     StratifiedKFold(4, shuffle=True, random_state=1)):
+        given = svmscreen.train_path(X, y, n_C=5, cv=splitter)
+        listed = svmscreen.train_path(X, y, n_C=5, cv=list(splitter.split(X, y)))
+        np.testing.assert_array_equal(given.cv_accuracy, listed.cv_accuracy)
+    with pytest.raises(ValueError, match="groups"):
+        svmscreen.train_path(X, y, n_C=5, cv=GroupKFold(3))
+
+
 @pytest.mark.parametrize("cv, match", [
     ([(np.arange(5), np.arange(5, 10)), "no pair"], "cv split 1 is not a .train, test. pair"),
     ([(np.arange(5), np.array([], dtype=int))], "split 0: its test part must be a non-empty"),
     ([(np.arange(5), np.array([999]))], "split 0: its test part has an index out of range"),
     ([(np.array([0.5]), np.arange(3))], "split 0: its train part must be"),
     ([], "empty iterable"),
-    ("folds", "cv must be an integer >= 2 or an iterable"),
+    ("folds", "cv must be an integer >= 2, a splitter"),
     (1, "cv must be an integer >= 2"),
 ])
 def test_bad_cv_splits_are_named(cv, match):

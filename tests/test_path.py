@@ -529,7 +529,7 @@ def test_inputs_not_modified():
     (dict(screening=np.array(["dvi", "it"])), ValueError, "screening must be one of"),
     (dict(screening=np.array(["dvi"])), ValueError, "screening must be one of"),
     (dict(keep=np.array(["all"])), ValueError, "keep must be one of"),
-    (dict(cv=np.array(3)), ValueError, "cv must be an integer >= 2 or an iterable"),
+    (dict(cv=np.array(3)), ValueError, "cv must be an integer >= 2, a splitter"),
     (dict(cv=np.array(3), gamma=[0.1, 1.0]), ValueError, "cv must be an integer >= 2"),
     # checked whichever grid is used: each was ignored, a typo unnoticed
     (dict(C=[1.0], n_C=-3), ValueError, "n_C must be a positive integer"),
