@@ -258,6 +258,7 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
     primal_scale = 1.0 + abs(delta)
     kept = []                                # (residual, mu, a, side) per iterate
     best_residual = np.inf
+    top_floor = 0.0                          # the largest round-off floor so far
     progress = [np.inf, np.inf, 0]           # residual, mu and step of the last halving
     factor_newton = Q.newton if isinstance(Q, LowRankQ) else _dense_newton(Q, diagonal_scale)
     step = 0
@@ -277,7 +278,12 @@ def interior_point(Q, c, lo, hi, y=None, delta=0.0, *, max_steps=60):
         # residual of 1e-7 read as a blow-up and ended the method there)
         floor = np.finfo(float).eps * (diagonal_scale * float(np.abs(a).sum())
                                        + float((z_lo + z_hi).max())) / dual_scale
-        if residual > RESIDUAL_BLOWUP * max(best_residual, floor):
+        # (against the largest floor so far: an iterate keeps the round-off
+        # of the steps that made it, and boxes 1e-6 C beside 1e3 C gave
+        # multipliers, and a floor, that fell faster than the residual it
+        # had left, which read as a blow-up at step 3 on every try)
+        top_floor = max(top_floor, floor)
+        if residual > RESIDUAL_BLOWUP * max(best_residual, top_floor):
             break
         best_residual = min(best_residual, max(residual, floor))
         side = np.zeros(m, dtype=np.int8)
