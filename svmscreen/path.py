@@ -1322,9 +1322,14 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
             raise ValueError("gamma is an empty list")
         if any(np.ndim(g) > 0 for g in gammas):
             raise TypeError(f"gamma must be one value or a flat list of values, got {gamma!r}")
-        if hasattr(cv, "__iter__") and not isinstance(cv, (str, bytes)) \
+        # every gamma's path takes the same splits (a shuffling splitter
+        # without a seed splits anew at each call)
+        if callable(getattr(cv, "split", None)) and not hasattr(cv, "__iter__"):
+            labels = check_labels(y, np.shape(y)[0] if np.ndim(y) else 0)
+            cv = list(cv.split(np.zeros((labels.size, 1)), labels))
+        elif hasattr(cv, "__iter__") and not isinstance(cv, (str, bytes)) \
                 and not (isinstance(cv, np.ndarray) and cv.ndim == 0):
-            cv = list(cv)       # every gamma's path takes the same splits
+            cv = list(cv)
         options = dict(C=C, n_C=n_C, C_range=C_range, grid=grid, epsilon=epsilon,
                        kernel=kernel, coef0=coef0, degree=degree,
                        fit_intercept=fit_intercept, class_weight=class_weight,

@@ -374,6 +374,19 @@ def test_train_path_takes_a_splitter_as_grid_search_does():
     with pytest.raises(ValueError, match="groups"):
         svmscreen.train_path(X, y, n_C=5, cv=GroupKFold(3))
 
+    class Counted(KFold):
+        calls = 0
+
+        def split(self, X, y=None, groups=None):
+            Counted.calls += 1
+            return super().split(X, y, groups)
+
+    # several gammas: one split for all (a shuffling splitter without a
+    # seed splits anew at each call, and the gammas' accuracies would not
+    # be on the same folds)
+    svmscreen.train_path(X, y, n_C=3, gamma=[0.1, 1.0], cv=Counted(3, shuffle=True))
+    assert Counted.calls == 1
+
 
 @pytest.mark.parametrize("cv, match", [
     ([(np.arange(5), np.arange(5, 10)), "no pair"], "cv split 1 is not a .train, test. pair"),
