@@ -583,7 +583,9 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
                        duality_gap=gap.gap)
             rows.append(row)
             if alphas is not None:
-                alphas.append(alpha)
+                # its own copy: one array for the tail's rows changed them all
+                # when a caller edited one in place
+                alphas.append(alpha.copy())
             if on_solution is not None:
                 on_solution(t, C, alpha, grad)
             t += 1

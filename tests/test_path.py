@@ -90,6 +90,12 @@ def test_hard_margin_stops_solving():
     for t in range(last_solved + 1, len(path)):
         model = svmscreen.fit_binary(X, y, C=path.C[t], kernel="linear", tol=1e-8)
         assert path.objective[t] == pytest.approx(model.objective_, rel=1e-6)
+    # each row keeps its own alpha: one array for the tail's rows changed
+    # them all when one was edited in place
+    kept = path.alphas[-1].copy()
+    path.alphas[last_solved + 1] *= 0.0
+    np.testing.assert_array_equal(path.alphas[-1], kept)
+    np.testing.assert_array_equal(path.alphas[last_solved], kept)
 
 
 def test_rows_after_the_hard_margin_report_their_own_gap():
