@@ -13,10 +13,11 @@ unscaled data) and where the solver's fallback works on Q's factor
   scikit-learn's ``LinearSVC(loss="hinge", fit_intercept=False)``,
   liblinear's dual coordinate descent on that same dual.
 
-Each arm's CPU time is its minimum over ``--repeat`` runs; the ratio is
-svmscreen's time over the peer's.  The quality column compares the primal
-objectives 1/2 ||w||^2 + C sum max(0, 1 - y_i f(x_i)) of the two models,
-(peer - ours) / |ours|: positive where ours is lower.  Each solver stops by
+Each arm's CPU time is its minimum over ``--repeat`` interleaved runs
+(``_measure.best_of``); the ratio is svmscreen's time over the peer's.  The
+quality column compares the primal objectives 1/2 ||w||^2 + C sum max(0, 1 -
+y_i f(x_i)) of the two models, (peer - ours) / |ours|: positive where ours is
+lower.  Each solver stops by
 its own rule at tol 1e-3, so neither is exact; a peer that stops at its
 iteration cap (LIBSVM's 10 million, liblinear's 1000 epochs) is marked
 "cap", and its time is then no measure of the problem's.
@@ -30,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from _measure import geometric_mean, int_at_least, positive_float
+from _measure import best_of, geometric_mean, int_at_least, positive_float
 
 DATASETS = ["heart_scale", "australian_scale", "diabetes_scale", "breast-cancer_scale",
             "german.numer_scale", "splice", "svmguide1"]
@@ -43,26 +44,20 @@ def primal_objective(X, s, C, w, b):
     return 0.5 * float(w @ w) + C * float(np.maximum(0.0, 1.0 - margins).sum())
 
 
-def timed(fit, repeat):
-    """(fit's last result, its minimum CPU time over ``repeat`` runs)."""
-    best, result = np.inf, None
-    for _ in range(repeat):
-        start = time.process_time()
-        result = fit()
-        best = min(best, time.process_time() - start)
-    return result, best
+def cpu_seconds(call):
+    """(CPU seconds of one call(), its result)."""
+    start = time.process_time()
+    result = call()
+    return time.process_time() - start, result
 
 
-def ours(X, y, C, fit_intercept, repeat):
-    """(time, w, b, status) of fit_binary."""
+def ours(X, y, C, fit_intercept):
+    """One fit_binary: (seconds, w, b, status)."""
     from svmscreen import fit_binary
-
-    def fit():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fit_binary(X, y, C=C, kernel="linear", tol=TOL,
-                              fit_intercept=fit_intercept)
-    model, seconds = timed(fit, repeat)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seconds, model = cpu_seconds(lambda: fit_binary(X, y, C=C, kernel="linear", tol=TOL,
+                                                        fit_intercept=fit_intercept))
     w = np.asarray(model.dual_coef_ @ X[model.support_]).ravel()
     # (decision values are positive for classes_[1], as the peers' below)
     return seconds, w, float(model.intercept_), model.status_
@@ -84,10 +79,11 @@ def with_stderr(call):
         return result, capture.read().decode(errors="replace")
 
 
-def libsvm_peer(X, y, C, repeat):
+def libsvm_peer(X, y, C):
+    """One svm_train -t 0: (seconds, w, b, status)."""
     from libsvm.svmutil import svm_train
-    (model, seconds), said = with_stderr(
-        lambda: timed(lambda: svm_train(y, X, f"-s 0 -t 0 -c {C} -e {TOL} -q"), repeat))
+    (seconds, model), said = with_stderr(
+        lambda: cpu_seconds(lambda: svm_train(y, X, f"-s 0 -t 0 -c {C} -e {TOL} -q")))
     support = np.asarray(model.get_sv_indices()) - 1
     coef = np.asarray(model.get_sv_coef()).ravel()
     w = np.asarray(coef @ X[support]).ravel()
@@ -98,21 +94,18 @@ def libsvm_peer(X, y, C, repeat):
     return seconds, w, b, "cap" if "max number of iterations" in said else "optimal"
 
 
-def liblinear_peer(X, y, C, repeat):
+def liblinear_peer(X, y, C):
+    """One LinearSVC(loss="hinge", fit_intercept=False): (seconds, w, 0, status)."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import LinearSVC
-    capped = []
-
-    def fit():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            # (its order of coordinates is random: a fixed seed, the same run twice)
-            model = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False,
-                              tol=TOL, random_state=0).fit(X, y)
-        capped[:] = [any(issubclass(w.category, ConvergenceWarning) for w in caught)]
-        return model
-    model, seconds = timed(fit, repeat)
-    return seconds, model.coef_.ravel(), 0.0, "cap" if capped[0] else "optimal"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # (its order of coordinates is random: a fixed seed, the same run twice)
+        seconds, model = cpu_seconds(lambda: LinearSVC(
+            C=C, loss="hinge", dual=True, fit_intercept=False, tol=TOL,
+            random_state=0).fit(X, y))
+    capped = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return seconds, model.coef_.ravel(), 0.0, "cap" if capped else "optimal"
 
 
 def main(argv=None):
@@ -137,8 +130,12 @@ def main(argv=None):
         for C in args.C:
             for problem, peer, peer_fit in (("intercept", "libsvm", libsvm_peer),
                                            ("bias-free", "liblinear", liblinear_peer)):
-                theirs = peer_fit(X, y, C, args.repeat)
-                mine = ours(X, y, C, problem == "intercept", args.repeat)
+                # each arm's fastest of --repeat interleaved runs
+                best, _ = best_of({
+                    "peer": lambda: peer_fit(X, y, C),
+                    "ours": lambda: ours(X, y, C, problem == "intercept")},
+                    repeat=args.repeat)
+                theirs, mine = best["peer"], best["ours"]
                 p_theirs = primal_objective(X, s, C, theirs[1], theirs[2])
                 p_mine = primal_objective(X, s, C, mine[1], mine[2])
                 ratio = mine[0] / max(theirs[0], 1e-9)
