@@ -1470,10 +1470,13 @@ cdef class _SMO:
         the fallback (``fallback_price``) on every movable variable, by Q's
         low-rank factor (``takes_all``); or STALL_MIN_ITERATIONS iterations
         and work that pays for it on the active set."""
-        cdef double price = self.fallback_price(self.active_size)
-        return (self.takes_all(self.work_select - self.stall_work)
-                or (self.n_iter - self.stall_iter >= STALL_MIN_ITERATIONS
-                    and price < INFINITY and self.work_select - self.stall_work >= price))
+        cdef double work = self.work_select - self.stall_work
+        cdef double price
+        if self.takes_all(work):
+            return True
+        price = self.fallback_price(self.active_size)
+        return (self.n_iter - self.stall_iter >= STALL_MIN_ITERATIONS
+                and price < INFINITY and work >= price)
 
     cdef bint takes_all(self, double work) noexcept nogil:
         """SMO's ``work`` pays for the fallback on every movable variable by
@@ -1492,7 +1495,7 @@ cdef class _SMO:
             return INFINITY
         if self.uses_low_rank(m):
             return m * (LOW_RANK_SQUARE_WORK * k * k + LOW_RANK_ROW_WORK) + LOW_RANK_FIXED_WORK
-        if 16.0 * m * m <= self.Q.cache_mb * (1 << 20):
+        if self.fits_cache_budget(16.0 * m * m):
             return STALL_WORK_PER_CUBE * (<double> m) * m * m
         return INFINITY
 
@@ -1501,7 +1504,11 @@ cdef class _SMO:
         Z has at most m / LOW_RANK_RATIO columns, and it and its scaled copy
         (16 m k bytes) fit the cache budget."""
         return (self.low_rank >= 0 and LOW_RANK_RATIO * self.low_rank <= m
-                and 16.0 * m * self.low_rank <= self.Q.cache_mb * (1 << 20))
+                and self.fits_cache_budget(16.0 * m * self.low_rank))
+
+    cdef bint fits_cache_budget(self, double n_bytes) noexcept nogil:
+        """The fallback's matrices of ``n_bytes`` fit the cache budget (-m)."""
+        return n_bytes <= self.Q.cache_mb * (1 << 20)
 
     cdef int dense_fallback(self) except -1:
         """Replace alpha on the working variables by the interior-point

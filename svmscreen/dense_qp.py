@@ -179,8 +179,9 @@ class LowRankQ:
             return None
 
         def once(rhs):
-            return inverse * rhs - scaled @ cho_solve(factor, self.Z.T @ (inverse * rhs),
-                                                      check_finite=False)
+            scaled_rhs = inverse * rhs
+            return scaled_rhs - scaled @ cho_solve(factor, self.Z.T @ scaled_rhs,
+                                                   check_finite=False)
 
         def solve(rhs):
             x = once(rhs)

@@ -90,7 +90,8 @@ def int_labels(y, source=None):
     """LIBSVM's ``(int)prob->y[i]``: truncation toward zero.  ``source``
     names the file whose line i holds sample i, for the error; None: the
     labels came as y, and y[i] is named."""
-    labels = np.trunc(np.asarray(y, dtype=np.float64))
+    values = np.asarray(y, dtype=np.float64)
+    labels = np.trunc(values)
     # the truncated label must fit: -2147483648 (INT_MIN) and 2147483647.5
     # are C ints after the cast, where |y| <= INT_MAX had refused them
     outside = ~((labels >= -INT_MAX - 1) & (labels <= INT_MAX))
@@ -98,8 +99,8 @@ def int_labels(y, source=None):
         first = int(np.argmax(outside))
         where = (f"y[{first}]" if source is None
                  else f"sample {first + 1} (line {first + 1} of {source})")
-        raise ValueError(f"class label {float(np.asarray(y, dtype=np.float64)[first])!r} of "
-                         f"{where} does not fit in a C int")
+        raise ValueError(f"class label {float(values[first])!r} of {where} does not fit "
+                         "in a C int")
     return labels.astype(np.int64)
 
 
