@@ -42,7 +42,7 @@ from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
 from svmscreen.model import check_decisions_finite, solve_dual
 from svmscreen.one_vs_one import class_rows, fold_accuracy, pair_rows, pair_votes
 from svmscreen.path import (SCREENING_RULES, _parallel, _sequential, check_C_grid, cv_splits,
-                            fold_bounds, fold_params, log_grid, train_path)
+                            fold_bounds, fold_label, fold_params, log_grid, train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -664,14 +664,13 @@ class SVCPathCV(_BinaryModelClassifier):
             params = dict(kernel=kernel, gamma=resolve_gamma(gamma, X, kernel),
                           coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
-            label = "" if kernel in ("linear", "precomputed") else \
-                f"gamma = {params['gamma']:.3g}, "
-            accuracies.append(np.array(_parallel(self.n_jobs, [
-                (fold_accuracy, (X, y_index, fold_weights[k], train, held, self.Cs_,
-                                 fold_params(params, gamma, X, train), path_options,
-                                 f"{label}fold {k + 1}/{len(masks)}, " if show_folds else None,
-                                 held_weight), {})
-                for k, (train, held) in enumerate(masks)], verbose=verbose)))
+            tasks = []
+            for k, (train, held) in enumerate(masks):
+                fold = fold_params(params, gamma, X, train)
+                tasks.append((fold_accuracy, (X, y_index, fold_weights[k], train, held, self.Cs_,
+                                              fold, path_options, fold_label(k, len(masks), fold),
+                                              show_folds, held_weight), {}))
+            accuracies.append(np.array(_parallel(self.n_jobs, tasks, verbose=verbose)))
             resolved.append(params["gamma"])
         g, t = _best_gamma_and_C([accuracy.mean(axis=0) for accuracy in accuracies])
         self.gamma_, self.cv_accuracy_ = resolved[g], accuracies[g]

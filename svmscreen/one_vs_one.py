@@ -13,10 +13,12 @@ import scipy.sparse as sp
 
 from svmscreen._kernels import cross_kernel
 from svmscreen._one_vs_one import merge_rows
+from svmscreen.datasets import _format_label
 from svmscreen.libsvm.model import class_pairs
 from svmscreen.model import check_decisions_finite, check_prediction_rows
-from svmscreen.path import (PathResult, RowSubsets, _parallel, _sequential, fold_params,
-                            held_accuracy, kernel_blocks, path_coefficients, subset_path)
+from svmscreen.path import (PathResult, RowSubsets, _parallel, _sequential, fold_label,
+                            fold_params, held_accuracy, kernel_blocks, path_coefficients,
+                            subset_path)
 
 
 # Memory of the held-out decision values a CV fold holds at once
@@ -194,14 +196,15 @@ def pair_rows(rows_of, i, j):
     return merge_rows(rows_of[i], rows_of[j])
 
 
-def _pair_path(subsets, rows_of, hi_unit, pair, grid, params, path_options, progress_label):
+def _pair_path(subsets, rows_of, hi_unit, pair, grid, params, path_options, label,
+               show_progress):
     """One pair's path on all its rows: (path rows, alphas, the pair's rows,
     their signs).  The caller builds the PathResult: a task in another
     process returns only these."""
     i, j = pair
     rows, signs = pair_rows(rows_of, i, j)
     path_rows, alphas = subset_path(subsets, rows, signs, hi_unit[rows], grid, params,
-                                    path_options, progress_label)
+                                    path_options, label, show_progress)
     return path_rows, alphas, rows, signs
 
 
@@ -226,6 +229,11 @@ def _pair_result(subsets, X_copy, pair, classes, params, keep, path_rows, alphas
     return result
 
 
+def label_text(value):
+    """A class label as LIBSVM's files write it (1, -1, 0.5)."""
+    return _format_label(float(value)).decode("ascii")
+
+
 def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, splits, *,
                           n_jobs, keep, verbose, gamma_spec=None, fold_units=None,
                           held_weight=None):
@@ -243,7 +251,8 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
     subsets = RowSubsets(X, params["kernel"])
     solved = _parallel(n_jobs, [
         (_pair_path, (subsets, rows_of, hi_unit, pair, grid, params, path_options,
-                      f"pair {k + 1}/{len(pairs)}{of_gamma}" if show else None), {})
+                      f"pair {k + 1}/{len(pairs)} (classes {label_text(classes[pair[0]])} and "
+                      f"{label_text(classes[pair[1]])}){of_gamma}", show), {})
         for k, pair in enumerate(pairs)], verbose=verbose)
     # the models' rows: copied, so that they do not follow changes to the
     # caller's X (which check_X shares when it needs no conversion)
@@ -256,25 +265,28 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
                           pairs, [out[2] for out in solved], is_sv.sum(axis=1), classes, X)
     result.gamma = params["gamma"]
     if splits is not None:
-        result.cv_accuracy = np.array(_parallel(n_jobs, [
-            (fold_accuracy, (X, y_index, hi_unit if fold_units is None else fold_units[k],
-                             train, held, result.C,
-                             fold_params(params, gamma_spec, X, train), path_options,
-                             f"fold {k + 1}/{len(splits)}, " if show else None,
-                             held_weight), {})
-            for k, (train, held) in enumerate(splits)], verbose=verbose))
+        tasks = []
+        for k, (train, held) in enumerate(splits):
+            fold = fold_params(params, gamma_spec, X, train)
+            tasks.append((fold_accuracy, (X, y_index,
+                                          hi_unit if fold_units is None else fold_units[k],
+                                          train, held, result.C, fold, path_options,
+                                          fold_label(k, len(splits), fold), show, held_weight),
+                          {}))
+        result.cv_accuracy = np.array(_parallel(n_jobs, tasks, verbose=verbose))
     return result
 
 
 def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options,
-                  progress_prefix=None, held_weight=None):
+                  label, show_progress=False, held_weight=None):
     """Accuracy at each C of the one-vs-one vote on the ``held`` rows
     (weighted by ``held_weight`` if given: ``path.held_accuracy``), from
     a path per pair of classes on the ``train`` rows (``path_coefficients``).
     The pairs' paths are solved first, so that each kernel value between a
     held row and a support vector is computed once for all pairs and all C
-    (a sample is in n_classes - 1 pairs).  Progress per pair, its label
-    starting with ``progress_prefix``, if given."""
+    (a sample is in n_classes - 1 pairs).  Each pair's path is named
+    "``label``, pair k/n" in its warnings and, with
+    ``show_progress``, its progress bar."""
     n_classes = int(y_index.max()) + 1
     pairs = class_pairs(n_classes)
     subsets = RowSubsets(X, params["kernel"])
@@ -282,10 +294,9 @@ def fold_accuracy(X, y_index, hi_unit, train, held, grid, params, path_options,
     paths = []
     for k, (i, j) in enumerate(pairs):
         rows, signs = pair_rows(train_rows_of, i, j)
-        label = (None if progress_prefix is None
-                 else f"{progress_prefix}pair {k + 1}/{len(pairs)}")
         paths.append(path_coefficients(subsets, rows, signs, hi_unit[rows], grid, params,
-                                       path_options, label))
+                                       path_options, f"{label}, pair {k + 1}/{len(pairs)}",
+                                       show_progress))
     support = np.unique(np.concatenate([path[0] for path in paths]))
     held_rows = np.flatnonzero(held)
     intercepts = np.array([path[2] for path in paths])           # (pairs, C)

@@ -539,12 +539,16 @@ class _Problem:
 
 
 def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilon=None,
-             C_max=None, progress=None, on_solution=None):
+             C_max=None, progress=None, on_solution=None, label=None):
     """Solve along ``grid`` (or an epsilon-path from grid[0] up to C_max).
 
     ``on_solution(t, C, alpha, grad)``, if given, sees every solution with
     its full gradient (the ramp-loss path starts CCCP from there).
+    ``label`` names the path in its warnings ("fold 2/5", a pair of
+    classes): the paths of CV folds and pairs warn at the same C, in the
+    same words as the whole-data path.
     """
+    where = f"{label}, " if label else ""
     p, lo, y = problem.p, problem.lo, problem.y
     rows, alphas = [], ([] if keep == "all" else None)
     alpha = grad = gap = None       # the previous solution, the rule's reference
@@ -646,7 +650,7 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             result, C_next = _epsilon_next(problem, result, C, hi, epsilon, options)
             solve_seconds += _clock() - start
         if result.status != "optimal":
-            warnings.warn(f"C={C:g}: {stopped_short(result.status, result.max_iter)}",
+            warnings.warn(f"{where}C={C:g}: {stopped_short(result.status, result.max_iter)}",
                           ConvergenceWarning, stacklevel=3)
         before = (alpha, C_prev) if alpha is not None else None
         alpha, grad, C_prev, hi_prev = result.alpha, result.grad, C, hi
@@ -1120,25 +1124,26 @@ class RowSubsets:
         return _Problem(self.train_part(rows), signs, hi_unit, **params)
 
 
-def subset_path(subsets, rows, signs, hi_unit, grid, params, path_options,
-                progress_label=None):
+def subset_path(subsets, rows, signs, hi_unit, grid, params, path_options, label=None,
+                show_progress=False):
     """``run_path`` over ``grid`` on the ``rows`` of ``subsets.X``
     (``RowSubsets``; ascending indices, ``signs`` +-1 and ``hi_unit`` of
     those rows), keeping every solution: (path rows, alphas).
     ``path_options``: run_path's screening rule name, tol, shrinking,
-    max_iter; progress under ``progress_label`` if given."""
+    max_iter.  ``label`` names the path in its warnings and, with
+    ``show_progress``, its progress bar."""
     problem = subsets.problem(rows, signs, hi_unit, params)
     screening = make_screening(path_options["screening"], problem, params["fit_intercept"])
-    progress, close = _progress_printer(progress_label is not None, len(grid), progress_label)
+    progress, close = _progress_printer(show_progress, len(grid), label)
     try:
         return run_path(problem, grid, **dict(path_options, screening=screening, keep="all",
-                                              progress=progress))
+                                              progress=progress, label=label))
     finally:
         close()
 
 
 def path_coefficients(subsets, rows, signs, hi_unit, grid, params, path_options,
-                      progress_label=None):
+                      label=None, show_progress=False):
     """The path over ``grid`` on the ``rows`` of ``subsets.X``
     (``subset_path``) as a
     decision function per C: ``(support, coef, intercepts)`` with
@@ -1147,7 +1152,7 @@ def path_coefficients(subsets, rows, signs, hi_unit, grid, params, path_options,
     columns): the samples that are support vectors at some C, so that a
     kernel value K(x, sv) serves every C."""
     path_rows, alphas = subset_path(subsets, rows, signs, hi_unit, grid, params, path_options,
-                                    progress_label)
+                                    label, show_progress)
     alphas = np.array(alphas)                               # (n_C, n_rows)
     union = np.flatnonzero(np.any(alphas > 0, axis=0))
     coef = (signs[union] * alphas[:, union]).T              # (n_union, n_C)
@@ -1166,7 +1171,7 @@ def kernel_blocks(X, rows, columns, params):
 
 
 def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
-                   progress_label=None):
+                   label=None, show_progress=False):
     """Decision values, shape (held samples, len(grid)), of the path over
     ``grid`` on the ``train`` rows (``path_coefficients``) at the ``held``
     rows (boolean mask): each kernel value K(held, sv) once for the whole
@@ -1174,7 +1179,7 @@ def fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
     rows = np.flatnonzero(train)
     support, coef, intercepts = path_coefficients(RowSubsets(X, params["kernel"]), rows,
                                                   signs[rows], hi_unit[rows], grid, params,
-                                                  path_options, progress_label)
+                                                  path_options, label, show_progress)
     held_rows = np.flatnonzero(held)
     f = np.tile(intercepts, (held_rows.size, 1))
     if support.size:
@@ -1194,6 +1199,15 @@ def fold_params(params, gamma_spec, X, train):
     return dict(params, gamma=resolve_gamma("scale", X[train], params["kernel"]))
 
 
+def fold_label(k, n_folds, params):
+    """The name of fold k's paths in their progress bars and warnings, with
+    the fold's gamma where the kernel has one (a list of gammas runs a path
+    per value, each with these folds)."""
+    if params["kernel"] in ("linear", "precomputed"):
+        return f"fold {k + 1}/{n_folds}"
+    return f"gamma = {params['gamma']:.3g}, fold {k + 1}/{n_folds}"
+
+
 def fold_bounds(y, classes, class_weight, sample_weight, hi_unit, splits):
     """The box units (C_i / C) of each CV fold's paths: with
     class_weight="balanced" the weights of the fold's training labels, as
@@ -1206,11 +1220,11 @@ def fold_bounds(y, classes, class_weight, sample_weight, hi_unit, splits):
 
 
 def _fold_accuracy(X, signs, hi_unit, train, held, grid, params, path_options,
-                   progress_label=None, held_weight=None):
+                   label=None, show_progress=False, held_weight=None):
     """Accuracy on the held-out part at each C of ``fold_decisions``,
     weighted by ``held_weight`` if given (``held_accuracy``)."""
     f = fold_decisions(X, signs, hi_unit, train, held, grid, params, path_options,
-                       progress_label)
+                       label, show_progress)
     # f = 0 to the positive class, as BinaryModel.predict
     return held_accuracy(np.where(f >= 0, 1.0, -1.0) == signs[held][:, None], held,
                          held_weight)
@@ -1410,11 +1424,12 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     result.gamma = gamma
     if splits is not None:
         show_folds = verbose and _sequential(n_jobs)
-        tasks = [(_fold_accuracy, (X, signs, fold_units[k], train, held, result.C,
-                                   fold_params(params, gamma_spec, X, train), path_options,
-                                   f"fold {k + 1}/{len(splits)}" if show_folds else None,
-                                   held_weight), {})
-                 for k, (train, held) in enumerate(splits)]
+        tasks = []
+        for k, (train, held) in enumerate(splits):
+            fold = fold_params(params, gamma_spec, X, train)
+            tasks.append((_fold_accuracy, (X, signs, fold_units[k], train, held, result.C, fold,
+                                           path_options, fold_label(k, len(splits), fold),
+                                           show_folds, held_weight), {}))
         result.cv_accuracy = np.array(_parallel(n_jobs, tasks, verbose=verbose))
     return result
 

@@ -426,7 +426,7 @@ def test_verbose_shows_the_progress_of_the_path_and_of_each_fold(capsys):
     X3, y3, _, _ = letter_classes(3, n_train=90, n_test=10)
     train_path(X3, y3, n_C=2, cv=2, verbose=True)
     err = capsys.readouterr().err
-    for label in ("pair 3/3 (gamma", "fold 1/2, pair 1/3", "fold 2/2, pair 3/3"):
+    for label in ("pair 3/3 (classes ", "fold 1/2, pair 1/3", "fold 2/2, pair 3/3"):
         assert f"{label}" in err, err
     # the epsilon grid's length is not known in advance: a count, no total
     train_path(X, y, grid="epsilon", C_range=(1e-2, 0.1), kernel="linear", verbose=True)
@@ -630,6 +630,27 @@ def test_one_vs_one_path_reports_status():
     assert path.status.tolist() == ["max_iter"] * 3
     path = train_path(X, y, C=[0.1, 1.0, 10.0])
     assert path.status.tolist() == ["optimal"] * 3
+
+
+def test_warnings_name_the_fold_and_the_pair():
+    """A CV fold's path, or a pair of classes', warned in the same words as
+    the whole-data path ("C=1: the solver reached max_iter"), so a user
+    could not tell which path had not converged, and the default filter
+    showed one of the identical warnings only."""
+    X, y = load_dataset("heart_scale")
+    with pytest.warns(svmscreen.ConvergenceWarning) as caught:
+        train_path(X, y, C=[1.0], max_iter=5, cv=2, gamma=0.5)
+    messages = sorted(str(w.message) for w in caught)
+    assert messages == [f"{where}C=1: the solver reached max_iter=5 before the tolerance"
+                        for where in ("", "gamma = 0.5, fold 1/2, ", "gamma = 0.5, fold 2/2, ")]
+    X, y, _, _ = letter_classes(3, n_train=90, n_test=10)
+    with pytest.warns(svmscreen.ConvergenceWarning) as caught:
+        train_path(X, y, C=[1.0], kernel="linear", max_iter=3, cv=2)
+    messages = {str(w.message).split(", C=")[0] for w in caught}
+    a, b, c = (f"{label:g}" for label in np.unique(y))
+    assert messages == ({f"pair 1/3 (classes {a} and {b})", f"pair 2/3 (classes {a} and {c})",
+                         f"pair 3/3 (classes {b} and {c})"}
+                        | {f"fold {k}/2, pair {p}/3" for k in (1, 2) for p in (1, 2, 3)})
 
 
 def test_one_vs_one_cv_holds_its_decision_values_a_block_at_a_time(monkeypatch):
