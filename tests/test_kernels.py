@@ -11,6 +11,8 @@ evaluated here in plain numpy (RBF from the explicit difference u - v, not
 from cached norms), on dense and CSR input, including CSR with scrambled row
 order, explicit zeros and empty rows.
 """
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -254,6 +256,22 @@ def test_cross_kernel_rbf_of_a_row_with_itself_is_one(scale, gamma):
     y = np.where(np.arange(12) % 2, 1.0, -1.0)
     model = fit_binary(X, y, C=10.0, kernel="rbf", gamma=gamma)
     assert np.all(model.predict(X) == y)
+
+
+def test_rbf_values_where_exp_underflows_are_exps():
+    """RBF values skip exp where it is 0.0 anyway (arguments below -746):
+    across the underflow, from normal numbers through the subnormals to
+    zero, each value is the C library's exp of -gamma d (math.exp), to the
+    bit, in training columns and at prediction."""
+    d = np.concatenate([np.linspace(700.0, 750.0, 2001), [745.13, 745.14, 746.0, 1e4, 1e300]])
+    Z = np.zeros((d.size + 1, 1))
+    Z[1:, 0] = np.sqrt(d)
+    exact = np.array([math.exp(-(z * z)) for z in Z[:, 0]])
+    assert np.any((exact > 0) & (exact < 2.3e-308)) and np.any(exact == 0)
+    got = Kernel(check_X(Z), "rbf", 1.0, 0.0, 3).rows([0])[0]
+    np.testing.assert_array_equal(got.view(np.int64), exact.view(np.int64))
+    predicted = concat_cross(check_X(Z[:1]), check_X(Z), "rbf", 1.0, 0.0, 3)[0]
+    np.testing.assert_array_equal(predicted.view(np.int64), exact.view(np.int64))
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
