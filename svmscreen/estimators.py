@@ -59,6 +59,13 @@ def _no_cap(max_iter):
     return INT64_MAX if max_iter == -1 else max_iter
 
 
+def _accept_sparse(kernel):
+    """validate_data's accept_sparse: CSR, or none for a kernel matrix, so
+    that a sparse one is refused as sparse (scikit-learn's words) before
+    the square-matrix check."""
+    return False if kernel == "precomputed" else "csr"
+
+
 def _check_X_y(estimator, X, y, kernel):
     """scikit-learn's validation (n_features_in_, feature names), then X as
     svmscreen's functions take it (CSR with int32 indices, or a square
@@ -66,7 +73,8 @@ def _check_X_y(estimator, X, y, kernel):
     if sp.issparse(X):
         # before scipy's conversions in validate_data, which segfault on it
         check_csr_structure(X, "X")
-    X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+    X, y = validate_data(estimator, X, y, accept_sparse=_accept_sparse(kernel),
+                         dtype=np.float64, order="C")
     if kernel == "precomputed" and X.shape[0] != X.shape[1]:
         raise ValueError(f"X should be a square kernel matrix, got shape {X.shape}")
     X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
@@ -133,8 +141,8 @@ def _check_X(estimator, X):
     check_is_fitted(estimator)
     if sp.issparse(X):
         check_csr_structure(X, "X")
-    return validate_data(estimator, X, accept_sparse="csr", dtype=np.float64, order="C",
-                         reset=False)
+    return validate_data(estimator, X, accept_sparse=_accept_sparse(estimator.kernel),
+                         dtype=np.float64, order="C", reset=False)
 
 
 def _binary_only(estimator, classes):
@@ -185,15 +193,17 @@ def _keeps_state_on_failure(fit):
 
 
 class _Estimator(ClassifierMixin, BaseEstimator):
-    """The tags the three estimators share: CSR input, a square kernel
-    matrix for kernel="precomputed", and whether they take more than two
-    classes (``_multi_class``)."""
+    """The tags the three estimators share: CSR input (not for
+    kernel="precomputed", which takes a dense square kernel matrix, as
+    scikit-learn's SVC), and whether they take more than two classes
+    (``_multi_class``)."""
 
     _multi_class = True
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        # a kernel matrix must be dense (_accept_sparse), as scikit-learn's SVC
+        tags.input_tags.sparse = self.kernel != "precomputed"
         tags.input_tags.pairwise = self.kernel == "precomputed"
         tags.classifier_tags.multi_class = self._multi_class
         return tags

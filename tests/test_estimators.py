@@ -213,6 +213,35 @@ def test_precomputed_kernel_equals_its_kernel():
     np.testing.assert_array_equal(three_gram.cv_accuracy_, three_linear.cv_accuracy_)
 
 
+
+@pytest.mark.parametrize("make", [SVC, SVCPathCV, RampSVC], ids=lambda make: make.__name__)
+def test_a_sparse_precomputed_kernel_is_refused_as_its_tag_says(make):
+    """kernel="precomputed" takes a dense kernel matrix only, and the tag says
+    so, as scikit-learn's SVC (input_tags.sparse was True, and
+    check_estimator failed its three sparse checks on that kernel); a sparse
+    X is refused as sparse in fit and predict, also where it is not square
+    (it was told to be a square kernel matrix)."""
+    import scipy.sparse as sp
+    from sklearn.utils import get_tags
+    from sklearn.utils.estimator_checks import (check_estimator_sparse_array,
+                                                check_estimator_sparse_matrix,
+                                                check_estimator_sparse_tag)
+    estimator = make(kernel="precomputed", **({"Cs": 3, "cv": 3} if make is SVCPathCV else {}))
+    assert get_tags(estimator).input_tags.sparse is False
+    assert get_tags(make()).input_tags.sparse is True
+    for check in (check_estimator_sparse_tag, check_estimator_sparse_array,
+                  check_estimator_sparse_matrix):
+        check(make.__name__, estimator)
+    X, y = load_iris(return_X_y=True)
+    X, y = X[y < 2], y[y < 2]
+    K = X @ X.T
+    for bad in (sp.csr_matrix(K), sp.csr_matrix(X)):
+        with pytest.raises(TypeError, match="Sparse data was passed for X"):
+            clone(estimator).fit(bad, y)
+    fitted = clone(estimator).fit(K, y)
+    with pytest.raises(TypeError, match="Sparse data was passed for X"):
+        fitted.predict(sp.csr_matrix(K))
+
 def test_integer_sample_weights_repeat_samples():
     X, y = load_iris(return_X_y=True)
     weight = np.random.default_rng(1).integers(0, 4, y.size)
