@@ -55,8 +55,17 @@ class EstimatorConvergenceWarning(ConvergenceWarning, SklearnConvergenceWarning)
 
 
 def _no_cap(max_iter):
-    """scikit-learn's max_iter=-1 (no limit) as the solver's int."""
-    return INT64_MAX if max_iter == -1 else max_iter
+    """scikit-learn's max_iter, -1 (no limit) or a positive int, as the
+    solver's int (None, which is not scikit-learn's, gives the solver's
+    default cap)."""
+    if max_iter is None:
+        return None
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) \
+            or not (max_iter == -1 or 0 < max_iter <= INT64_MAX):
+        # check_parameters' words ("or None") do not name SVC's -1
+        raise ValueError(f"max_iter must be -1 (no limit) or a positive integer (at most "
+                         f"{INT64_MAX}), got {max_iter!r}")
+    return INT64_MAX if max_iter == -1 else int(max_iter)
 
 
 def _accept_sparse(kernel):

@@ -493,7 +493,10 @@ def test_svc_path_cv_one_vs_one_picks_what_grid_search_picks():
 
 @pytest.mark.parametrize("params, match", [
     (dict(C=-1.0), "C must be"), (dict(kernel="cubic"), "kernel"), (dict(tol=0.0), "tol"),
-    (dict(gamma=-1.0), "gamma"), (dict(max_iter=0), "max_iter"),
+    (dict(gamma=-1.0), "gamma"), (dict(max_iter=0), r"max_iter must be -1 \(no limit\) or"),
+    (dict(max_iter=-2), r"max_iter must be -1 \(no limit\) or a positive integer"),
+    (dict(max_iter=2.5), r"max_iter must be -1 \(no limit\) or"),
+    (dict(max_iter=True), r"max_iter must be -1 \(no limit\) or"),
     (dict(cache_size=-5), "cache_size"), (dict(decision_function_shape="all"), "ovr"),
     (dict(shrinking="yes"), "shrinking"), (dict(probability="False"), "probability"),
     (dict(class_weight={1: -1.0}), "class_weight for class 1 must be finite and >= 0"),
