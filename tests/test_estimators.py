@@ -213,7 +213,6 @@ def test_precomputed_kernel_equals_its_kernel():
     np.testing.assert_array_equal(three_gram.cv_accuracy_, three_linear.cv_accuracy_)
 
 
-
 @pytest.mark.parametrize("make", [SVC, SVCPathCV, RampSVC], ids=lambda make: make.__name__)
 def test_a_sparse_precomputed_kernel_is_refused_as_its_tag_says(make):
     """kernel="precomputed" takes a dense kernel matrix only, and the tag says
@@ -241,6 +240,7 @@ def test_a_sparse_precomputed_kernel_is_refused_as_its_tag_says(make):
     fitted = clone(estimator).fit(K, y)
     with pytest.raises(TypeError, match="Sparse data was passed for X"):
         fitted.predict(sp.csr_matrix(K))
+
 
 def test_integer_sample_weights_repeat_samples():
     X, y = load_iris(return_X_y=True)
