@@ -19,6 +19,7 @@ imports scikit-learn (>= 1.6), which the rest of svmscreen does not need:
 """
 import functools
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,8 +42,9 @@ from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
                                     pairwise_coupling, sigmoid_predict, sigmoid_train)
 from svmscreen.model import check_decisions_finite, solve_dual
 from svmscreen.one_vs_one import class_rows, fold_accuracy, pair_rows, pair_votes
-from svmscreen.path import (SCREENING_RULES, _parallel, _sequential, check_C_grid, cv_splits,
-                            fold_bounds, fold_label, fold_params, log_grid, train_path)
+from svmscreen.path import (SCREENING_RULES, SYMMETRY_RTOL, _asymmetry, _parallel, _sequential,
+                            check_C_grid, cv_splits, fold_bounds, fold_label, fold_params,
+                            log_grid, train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -340,6 +342,14 @@ class SVC(_Estimator):
         C, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
             C=self.C, kernel=self.kernel, degree=self.degree, coef0=self.coef0, tol=self.tol,
             cache_size=self.cache_size, max_iter=_no_cap(self.max_iter))
+        if precomputed and self.max_iter == -1 and _asymmetry(X) > SYMMETRY_RTOL:
+            # SMO need not converge on a kernel matrix that is not symmetric:
+            # with no cap, scikit-learn's SVC and LIBSVM run without end there
+            # (np.triu(X @ X.T) on heart_scale)
+            warnings.warn("the precomputed kernel matrix is not symmetric, so the solver "
+                          "need not converge: max_iter=-1 is capped at the solver's default "
+                          "(the larger of 10^7 and 100 n iterations)", UserWarning, stacklevel=3)
+            max_iter = None
         check_box_overflow(C, weight)
         # one gamma for all pairs: "scale" and "auto" read the whole X
         self._solve_options = C, dict(

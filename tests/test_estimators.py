@@ -1,6 +1,8 @@
 """The scikit-learn estimators (svmscreen.estimators): scikit-learn's own
 estimator checks, agreement with sklearn.svm.SVC and with svmscreen's
 functions, and their use in pipelines and grid searches."""
+import warnings
+
 import numpy as np
 import pytest
 from conftest import load_dataset
@@ -795,3 +797,22 @@ def test_break_ties_and_ovr_ties_as_scikit_learn():
                                   theirs.set_params(break_ties=True).predict(X_test))
     with pytest.raises(ValueError, match="break_ties must be False"):
         SVC(break_ties=True, decision_function_shape="ovo").fit(X[:4], y[:4]).predict(X[:4])
+
+
+@pytest.mark.slow
+def test_svc_stops_on_a_kernel_matrix_that_is_not_symmetric():
+    """SMO need not converge on a non-symmetric kernel matrix, and with
+    max_iter=-1 SVC ran without end on np.triu(X X') of heart_scale (as
+    scikit-learn's SVC does); it now warns and stops at the solver's default
+    cap.  A symmetric matrix keeps max_iter=-1 (no warning)."""
+    X, y = load_dataset("heart_scale")
+    X = X.toarray()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = SVC(kernel="precomputed").fit(np.triu(X @ X.T), y)
+    assert model.n_iter_[0] == 10_000_000
+    assert any(w.category is UserWarning and "not symmetric" in str(w.message) for w in caught)
+    assert any(issubclass(w.category, svmscreen.ConvergenceWarning) for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SVC(kernel="precomputed").fit(X @ X.T, y)
