@@ -43,8 +43,8 @@ from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
 from svmscreen.model import check_decisions_finite, solve_dual
 from svmscreen.one_vs_one import class_rows, fold_accuracy, pair_rows, pair_votes
 from svmscreen.path import (SCREENING_RULES, SYMMETRY_RTOL, _asymmetry, _parallel, _sequential,
-                            check_C_grid, cv_splits, fold_bounds, fold_label, fold_params,
-                            log_grid, train_path)
+                            check_C_grid, cv_splits, fold_bounds, fold_tasks, log_grid,
+                            train_path)
 from svmscreen.ramp import train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -693,12 +693,8 @@ class SVCPathCV(_BinaryModelClassifier):
             params = dict(kernel=kernel, gamma=resolve_gamma(gamma, X, kernel),
                           coef0=coef0, degree=degree, cache_size=cache_size,
                           fit_intercept=True)
-            tasks = []
-            for k, (train, held) in enumerate(masks):
-                fold = fold_params(params, gamma, X, train)
-                tasks.append((fold_accuracy, (X, y_index, fold_weights[k], train, held, self.Cs_,
-                                              fold, path_options, fold_label(k, len(masks), fold),
-                                              show_folds, held_weight), {}))
+            tasks = fold_tasks(fold_accuracy, X, y_index, fold_weights, masks, self.Cs_, params,
+                               gamma, path_options, show_folds, held_weight)
             accuracies.append(np.array(_parallel(self.n_jobs, tasks, verbose=verbose)))
             resolved.append(params["gamma"])
         g, t = _best_gamma_and_C([accuracy.mean(axis=0) for accuracy in accuracies])

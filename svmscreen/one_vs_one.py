@@ -16,9 +16,8 @@ from svmscreen._one_vs_one import merge_rows
 from svmscreen.datasets import _format_label
 from svmscreen.libsvm.model import class_pairs
 from svmscreen.model import check_decisions_finite, check_prediction_rows
-from svmscreen.path import (PathResult, RowSubsets, _parallel, _sequential, fold_label,
-                            fold_params, held_accuracy, kernel_blocks, path_coefficients,
-                            subset_path)
+from svmscreen.path import (PathResult, RowSubsets, _parallel, _sequential, fold_tasks,
+                            held_accuracy, kernel_blocks, path_coefficients, subset_path)
 
 
 # Memory of the held-out decision values a CV fold holds at once
@@ -265,14 +264,9 @@ def train_path_one_vs_one(X, y, classes, hi_unit, grid, params, path_options, sp
                           pairs, [out[2] for out in solved], is_sv.sum(axis=1), classes, X)
     result.gamma = params["gamma"]
     if splits is not None:
-        tasks = []
-        for k, (train, held) in enumerate(splits):
-            fold = fold_params(params, gamma_spec, X, train)
-            tasks.append((fold_accuracy, (X, y_index,
-                                          hi_unit if fold_units is None else fold_units[k],
-                                          train, held, result.C, fold, path_options,
-                                          fold_label(k, len(splits), fold), show, held_weight),
-                          {}))
+        units = [hi_unit] * len(splits) if fold_units is None else fold_units
+        tasks = fold_tasks(fold_accuracy, X, y_index, units, splits, result.C, params,
+                           gamma_spec, path_options, show, held_weight)
         result.cv_accuracy = np.array(_parallel(n_jobs, tasks, verbose=verbose))
     return result
 

@@ -1208,6 +1208,22 @@ def fold_label(k, n_folds, params):
     return f"gamma = {params['gamma']:.3g}, fold {k + 1}/{n_folds}"
 
 
+def fold_tasks(function, X, labels, units, splits, grid, params, gamma_spec, path_options,
+               show_progress, held_weight):
+    """``_parallel``'s tasks of a cross-validation: ``function(X, labels,
+    units[k], train, held, grid, fold params, path_options, fold label,
+    show_progress, held_weight)`` for each fold k of ``splits``, with the
+    fold's own kernel parameters (``fold_params``) and name
+    (``fold_label``)."""
+    tasks = []
+    for k, (train, held) in enumerate(splits):
+        fold = fold_params(params, gamma_spec, X, train)
+        tasks.append((function, (X, labels, units[k], train, held, grid, fold, path_options,
+                                 fold_label(k, len(splits), fold), show_progress,
+                                 held_weight), {}))
+    return tasks
+
+
 def fold_bounds(y, classes, class_weight, sample_weight, hi_unit, splits):
     """The box units (C_i / C) of each CV fold's paths: with
     class_weight="balanced" the weights of the fold's training labels, as
@@ -1424,12 +1440,8 @@ def train_path(X, y, C=None, *, n_C=50, C_range=(1e-2, 1e3), grid="log", epsilon
     result.gamma = gamma
     if splits is not None:
         show_folds = verbose and _sequential(n_jobs)
-        tasks = []
-        for k, (train, held) in enumerate(splits):
-            fold = fold_params(params, gamma_spec, X, train)
-            tasks.append((_fold_accuracy, (X, signs, fold_units[k], train, held, result.C, fold,
-                                           path_options, fold_label(k, len(splits), fold),
-                                           show_folds, held_weight), {}))
+        tasks = fold_tasks(_fold_accuracy, X, signs, fold_units, splits, result.C, params,
+                           gamma_spec, path_options, show_folds, held_weight)
         result.cv_accuracy = np.array(_parallel(n_jobs, tasks, verbose=verbose))
     return result
 
