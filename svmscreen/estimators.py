@@ -45,7 +45,7 @@ from svmscreen.one_vs_one import class_rows, fold_accuracy, pair_rows, pair_vote
 from svmscreen.path import (SCREENING_RULES, SYMMETRY_RTOL, _asymmetry, _parallel, _sequential,
                             check_C_grid, cv_splits, fold_bounds, fold_tasks, log_grid,
                             train_path)
-from svmscreen.ramp import train_ramp
+from svmscreen.ramp import _train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
 
@@ -767,12 +767,14 @@ class RampSVC(_BinaryModelClassifier):
     @_keeps_state_on_failure
     def fit(self, X, y):
         X, y_index, class_weight = self._binary_fit_data(X, y)
-        self.result_ = train_ramp(
+        # train_ramp, whose convergence warnings (max_outer, a cycle, a rise
+        # of J, an inner solve's cap) scikit-learn's filters also catch, as SVC's
+        self.result_ = _train_ramp(
             X, y_index, C=self.C, s=self.s, kernel=self.kernel, degree=self.degree,
             gamma=self.gamma, coef0=self.coef0, shrinking=self.shrinking, tol=self.tol,
             cache_size=self.cache_size, class_weight=class_weight,
-            screening=self.screening, max_outer=self.max_outer,
-            verbose=_check_verbose(self.verbose))
+            screening=self.screening, max_iter=None, max_outer=self.max_outer,
+            verbose=_check_verbose(self.verbose), warning=EstimatorConvergenceWarning)
         self.model_ = self.result_.model
         self.n_iter_ = self.result_.n_outer
         return self

@@ -233,12 +233,15 @@ def next_step_start(Q, beta, grad, mu, new_mu, q_mu, signs, lo, C_i, start=None,
 
 
 def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
-         beta0=None, grad0=None, progress=None):
+         beta0=None, grad0=None, progress=None, warning=ConvergenceWarning, stacklevel=3):
     """The CCCP loop on one problem at one C.
 
     ``beta0``/``grad0`` may carry the hinge SVM's solution at C (the first
     step, mu = 0), e.g. from a path; otherwise the first step starts at 0.
     ``progress(step, objective, n_outliers)``, if given, sees every step.
+    ``warning``, ``stacklevel``: the category of its convergence warnings
+    (``RampSVC``'s is also scikit-learn's ConvergenceWarning) and the frame
+    they name (3: the caller of cccp's caller).
     Returns (beta, mu, intercept, trace, converged, step), ``step`` the
     index in ``trace`` of the step whose solution is returned.
     """
@@ -306,7 +309,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
             warnings.warn(f"C={C:g}, CCCP step {step}: the re-solve near the ties at s "
                           f"stopped short ({stopped_short(last.status, last.max_iter)}); "
                           "mu is decided on the margins solved to tol",
-                          ConvergenceWarning, stacklevel=3)
+                          warning, stacklevel=stacklevel)
         n_refine = 0
         for run, run_put_back in runs:
             n_refine += run.status == "optimal"
@@ -323,7 +326,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
             # "round_off" too (1308861), which the warning had called max_iter
             warnings.warn(f"C={C:g}, CCCP step {step}: "
                           f"{stopped_short(result.status, result.max_iter)}",
-                          ConvergenceWarning, stacklevel=3)
+                          warning, stacklevel=stacklevel)
         beta, grad = result.alpha, result.grad
         intercept = -result.rho
         # ||w||^2 = (beta - mu)'Q(beta - mu) = (beta - mu)'(G + 1)
@@ -351,7 +354,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
                           f"{previous_J:.10g} "
                           f"to {J:.10g}, more than the inner duality gap {inner_gap:.3g}; "
                           f"stopping at the lowest objective {best[0]:.10g}",
-                          ConvergenceWarning, stacklevel=3)
+                          warning, stacklevel=stacklevel)
             _, beta, mu, intercept, grad, chosen = best
             break
         previous_J = J
@@ -372,12 +375,12 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
             warnings.warn(f"C={C:g}, CCCP step {step}: the outliers return to an earlier set "
                           f"(a cycle at tol={tol:g}); ending at the lowest objective "
                           f"{best[0]:.10g}",
-                          ConvergenceWarning, stacklevel=3)
+                          warning, stacklevel=stacklevel)
             _, beta, mu, intercept, grad, chosen = best
             break
         if step + 1 == max_outer:
             warnings.warn(f"C={C:g}: CCCP did not converge in max_outer={max_outer} steps",
-                          ConvergenceWarning, stacklevel=3)
+                          warning, stacklevel=stacklevel)
             break
         beta, mu = next_step_start(Q, beta, grad, mu, new_mu, q_mu, y, lo, C_i), new_mu
     # ||w||^2 = (beta - mu)'Q(beta - mu), against its round-off (the
@@ -393,7 +396,7 @@ def cccp(problem, C, s, *, screening, tol, shrinking, max_iter, max_outer,
         why = (" (every margin sample is an outlier)" if np.any(mu > 0)
                else " (the hinge optimum itself)")
         warnings.warn(f"C={C:g}: CCCP ended with w = 0{why}: the model is constant", UserWarning,
-                      stacklevel=3)
+                      stacklevel=stacklevel)
     return beta, mu, intercept, trace, converged, chosen
 
 
@@ -471,6 +474,17 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     -------
     RampResult
     """
+    return _train_ramp(X, y, C, s, kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
+                       class_weight=class_weight, screening=screening, tol=tol,
+                       shrinking=shrinking, cache_size=cache_size, max_iter=max_iter,
+                       max_outer=max_outer, verbose=verbose, stacklevel=4)
+
+
+def _train_ramp(X, y, C, s, *, kernel, gamma, coef0, degree, class_weight, screening, tol,
+                shrinking, cache_size, max_iter, max_outer, verbose,
+                warning=ConvergenceWarning, stacklevel=3):
+    """``train_ramp``, its convergence warnings of category ``warning``
+    (``cccp``'s ``stacklevel``: 4 names train_ramp's caller)."""
     s = _check_s(s)
     _check_max_outer(max_outer)
     shrinking = check_flag(shrinking, "shrinking")
@@ -486,7 +500,8 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     rule = make_ramp_screening(screening, problem)
     beta, mu, intercept, trace, converged, step = cccp(
         problem, C, s, screening=rule, tol=tol, shrinking=shrinking, max_iter=max_iter,
-        max_outer=max_outer, progress=_step_printer(C) if verbose else None)
+        max_outer=max_outer, progress=_step_printer(C) if verbose else None, warning=warning,
+        stacklevel=stacklevel)
     model = _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace, step)
     return RampResult(model, trace, converged, mu, step)
 

@@ -609,6 +609,24 @@ def test_max_iter_warning_is_also_scikit_learns():
                 SVC(max_iter=3).fit(X, y)
 
 
+def test_ramp_convergence_warnings_are_also_scikit_learns():
+    """RampSVC's CCCP warnings (here max_outer) were svmscreen's alone:
+    scikit-learn's ConvergenceWarning filters, which catch SVC's, let them
+    through.  train_ramp's stay svmscreen's."""
+    from sklearn.exceptions import ConvergenceWarning
+    from svmscreen._validation import ConvergenceWarning as OwnWarning
+    X, y = load_dataset("heart_scale")
+    for category in (ConvergenceWarning, OwnWarning):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", category)
+            with pytest.raises(category, match="max_outer=1"):
+                RampSVC(C=10.0, gamma=0.05, max_outer=1).fit(X, y)
+    with pytest.warns(OwnWarning, match="max_outer=1") as caught:
+        svmscreen.train_ramp(X, y, C=10.0, gamma=0.05, max_outer=1)
+    assert not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert caught[0].filename == __file__
+
+
 def test_fit_binary_balanced_is_scikit_learns_weights():
     from sklearn.utils import compute_class_weight
     X, y = load_dataset("diabetes_scale")
