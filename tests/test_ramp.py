@@ -388,6 +388,25 @@ def test_no_constant_model_warning_for_a_large_C():
     assert np.ptp(result.model.decision_function(X)) > 1.0
 
 
+def test_constant_model_warning_says_may_where_w_is_above_its_round_off():
+    """Features offset by 1e6 make the RBF round-off bound (1 + 4 gamma
+    max ||x||^2) huge: w^2 = 36.6 sits below 10 times it, and the warning
+    said "w = 0: the model is constant" of a model whose decision values run
+    from -1 to 1.13 (helper X's report).  A w^2 at most the bound itself is
+    still called 0 (tie_problem: the hinge optimum has w = 0)."""
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(60) < 0.5, -1.0, 1.0)
+    X = rng.normal(size=(60, 4)) + y[:, None] + 1e6
+    with pytest.warns(UserWarning, match="may be constant") as caught:
+        result = svmscreen.train_ramp(X, y, gamma=1.0)
+    assert not any("w = 0" in str(w.message) for w in caught)
+    assert np.ptp(result.model.decision_function(X)) > 2.0
+    X, y, options = tie_problem()
+    with pytest.warns(UserWarning, match=r"w = 0 \(the hinge optimum itself\): the model is "
+                                         "constant"):
+        svmscreen.train_ramp(X, y, **options)
+
+
 def weighted_collapse(seed):
     """A small problem where one class weighs 30-1000 and the other 0.1-3,
     with s = -1 and a linear or quadratic kernel: the hinge optimum often has
