@@ -318,13 +318,14 @@ def balanced_class_weight(y, classes):
     return dict(zip(classes.tolist(), y.size / (classes.size * counts)))
 
 
-def check_box_overflow(C, units):
+def check_box_overflow(C, units, weights="class_weight and sample_weight"):
     """C_i = C * units_i (units: the class times sample weights) must be
-    finite: the solver refuses an infinite box, which would never converge."""
+    finite: the solver refuses an infinite box, which would never converge.
+    ``weights`` names the caller's weight arguments in the error."""
     with np.errstate(over="ignore"):
         finite = np.all(np.isfinite(C * np.asarray(units)))
     if not finite:
-        raise ValueError(f"C={C:g} times class_weight and sample_weight overflows float64 "
+        raise ValueError(f"C={C:g} times {weights} overflows float64 "
                          "for some samples; use smaller values")
 
 

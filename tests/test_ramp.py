@@ -562,7 +562,8 @@ def test_box_overflow_names_C_and_class_weight(run):
     # the boxes were built at C = 1 and only the solver saw C * weight
     # overflow: "hi must be finite", naming no argument
     X, y = noisy_blobs(20, 0.1, seed=0)
-    with pytest.raises(ValueError, match="C=1e\\+300 times class_weight"):
+    # (and only class_weight: the ramp takes no sample_weight)
+    with pytest.raises(ValueError, match="C=1e\\+300 times class_weight overflows"):
         run(X, y, 1e300, class_weight={1.0: 1e10, -1.0: 1.0})
 
 
