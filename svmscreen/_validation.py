@@ -280,8 +280,10 @@ def check_parameters(*, C, kernel, degree, coef0, tol, cache_size, max_iter):
     if (isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 0
             or degree > INT_MAX):
         raise ValueError(f"degree must be an integer in [0, {INT_MAX}], got {degree!r}")
-    if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real) or not np.isfinite(coef0):
-        raise TypeError(f"coef0 must be a finite real number, got {coef0!r}")
+    if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real):
+        raise TypeError(f"coef0 must be a real number, got {coef0!r}")
+    if not np.isfinite(coef0):
+        raise ValueError(f"coef0 must be finite, got {coef0!r}")
     tol = _positive("tol", tol)
     cache_size = _positive("cache_size", cache_size)
     if max_iter is not None:
