@@ -43,8 +43,8 @@ from svmscreen.libsvm.model import (MIN_PROB, PROBABILITY_FOLDS, class_pairs,
 from svmscreen.model import check_decisions_finite, solve_dual
 from svmscreen.one_vs_one import class_rows, fold_accuracy, pair_rows, pair_votes
 from svmscreen.path import (SCREENING_RULES, SYMMETRY_RTOL, _asymmetry, _parallel, _sequential,
-                            check_C_grid, cv_splits, fold_bounds, fold_tasks, log_grid,
-                            train_path)
+                            check_C_grid, cv_splits, first_best, fold_bounds, fold_tasks,
+                            log_grid, train_path)
 from svmscreen.ramp import _train_ramp
 
 __all__ = ["SVC", "SVCPathCV", "RampSVC"]
@@ -641,7 +641,8 @@ class SVCPathCV(_BinaryModelClassifier):
             shrinking=self.shrinking, tol=self.tol, cache_size=self.cache_size,
             class_weight=class_weight, sample_weight=sample_weight,
             screening=self.screening, cv=splits, n_jobs=self.n_jobs, verbose=verbose)
-        best, _ = _best_gamma_and_C([path.cv_mean for path in self.paths_])
+        best, _ = _best_gamma_and_C([path.cv_mean for path in self.paths_],
+                                    self.paths_[0].cv_accuracy.shape[0])
         self.path_ = self.paths_[best]
         self.gamma_ = float(self.path_.gamma)
         self.Cs_ = self.path_.C
@@ -697,7 +698,8 @@ class SVCPathCV(_BinaryModelClassifier):
                                gamma, path_options, show_folds, held_weight)
             accuracies.append(np.array(_parallel(self.n_jobs, tasks, verbose=verbose)))
             resolved.append(params["gamma"])
-        g, t = _best_gamma_and_C([accuracy.mean(axis=0) for accuracy in accuracies])
+        g, t = _best_gamma_and_C([accuracy.mean(axis=0) for accuracy in accuracies],
+                                 accuracies[0].shape[0])
         self.gamma_, self.cv_accuracy_ = resolved[g], accuracies[g]
         self.C_ = float(self.Cs_[t])
         self.path_ = self.paths_ = None
@@ -707,14 +709,15 @@ class SVCPathCV(_BinaryModelClassifier):
         return self
 
 
-def _best_gamma_and_C(cv_means):
+def _best_gamma_and_C(cv_means, n_folds):
     """(gamma index, C index) of the best mean CV accuracy, ``cv_means`` one
-    row per gamma: the smallest C on ties, then the first gamma, as
-    GridSearchCV over {"C": ..., "gamma": [...]} picks (C varies slowest in
-    its grid, and it keeps the first best)."""
+    row per gamma, over ``n_folds`` folds: the smallest C on ties, then the
+    first gamma, as GridSearchCV over {"C": ..., "gamma": [...]} picks (C
+    varies slowest in its grid, and it keeps the first best); ties within
+    the means' round-off, as ``PathResult.best_index`` (``first_best``)."""
     means = np.asarray(cv_means, dtype=float)
-    t = int(np.argmax(means.max(axis=0)))
-    return int(np.argmax(means[:, t])), t
+    t = first_best(means.max(axis=0), n_folds)
+    return first_best(means[:, t], n_folds), t
 
 
 class RampSVC(_BinaryModelClassifier):

@@ -381,10 +381,11 @@ class PathResult:
 
     @property
     def best_index(self):
-        """Index of the best C: highest CV accuracy (smallest C on ties)."""
+        """Index of the best C: highest CV accuracy (smallest C on ties,
+        ``first_best``)."""
         if self.cv_accuracy is None:
             raise ValueError("best_C needs cross-validation: call train_path with cv=k")
-        return int(np.argmax(self.cv_mean))
+        return first_best(self.cv_mean, self.cv_accuracy.shape[0])
 
     @property
     def best_C(self):
@@ -470,6 +471,18 @@ class PathResult:
         for ax in axes[2:]:
             ax.set_xlabel("C")
         return axes
+
+
+def first_best(cv_means, n_folds):
+    """Index of the first of ``cv_means`` (mean accuracies over n_folds
+    folds, each in [0, 1]) to reach their maximum, within the means'
+    round-off (n_folds eps): equal means summed from other fold accuracies
+    differ in their last bits, and argmax took the larger C.  On
+    german.numer_scale, RBF gamma 0.2, 10 folds, 30 C: 0.72 at C = 1.74 and
+    0.7200000000000001 at C = 3.86, both 72.00% in the summary, and best_C
+    was 3.86."""
+    means = np.asarray(cv_means, dtype=np.float64)
+    return int(np.flatnonzero(means >= means.max() - n_folds * np.finfo(np.float64).eps)[0])
 
 
 # ------------------------------------------------------------------ path
