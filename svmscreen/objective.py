@@ -74,7 +74,8 @@ def duality_gap(alpha, grad, p, lo, hi, y=None):
     ValueError, TypeError
         Shapes that differ, values that are not finite real numbers, lo > hi,
         alpha outside [lo, hi], or y not in {-1, +1}: the gap of such a
-        point would not bound anything.
+        point would not bound anything.  Finite values whose objective or
+        gap overflows float64.
     """
     alpha = check_vector(alpha, None, "alpha")
     n = alpha.shape[0]
@@ -91,7 +92,14 @@ def duality_gap(alpha, grad, p, lo, hi, y=None):
         y = check_vector(y, n, "y", scalar=True)
         if not np.all(np.abs(y) == 1.0):
             raise ValueError("y must hold the signs +1 and -1")
-    return gap_of(alpha, grad, p, lo, hi, y)
+    gap = gap_of(alpha, grad, p, lo, hi, y)
+    # finite inputs whose products overflow: alpha = [1e308, 1e308] and
+    # grad = [1e308, -1e308] gave primal = dual = nan, 1e200 gave inf
+    if not (np.isfinite(gap.gap) and np.isfinite(gap.dual) and np.isfinite(gap.primal)):
+        raise ValueError("the objective or the duality gap of this point overflows float64 "
+                         f"(gap {gap.gap!r}, dual {gap.dual!r}): scale alpha, grad, p, lo and "
+                         "hi down")
+    return gap
 
 
 def gap_of(alpha, grad, p, lo, hi, y=None):

@@ -508,6 +508,14 @@ def test_predict_refuses_overflowing_decision_values():
     ((np.zeros(5), -np.ones(5), -1.0, 0.0, 1.0, np.full(5, 2.0)), ValueError, "signs"),
     ((np.zeros(5), -np.ones(5), -1.0, 1.0, 0.0, np.ones(5)), ValueError, "lo must be <= hi"),
     ((np.zeros(5), -np.ones(5), -1.0, 0.0, np.inf, np.ones(5)), ValueError, "hi"),
+    # finite, but the products overflow: nan (then inf) was returned as the
+    # primal and dual values
+    ((np.full(2, 1e308), np.array([1e308, -1e308]), -1.0, 0.0, 1e308, np.array([1.0, -1.0])),
+     ValueError, "overflows float64"),
+    ((np.full(2, 1e200), np.array([1e200, -1e200]), -1e200, 0.0, 1e200, np.array([1.0, -1.0])),
+     ValueError, "overflows float64"),
+    ((np.zeros(2), np.array([1e200, -1e200]), -1.0, 0.0, 1e200, None), ValueError,
+     "overflows float64"),
 ])
 def test_duality_gap_checks_its_point(args, error, match):
     # a gap of an infeasible or non-finite point would read as a certificate
