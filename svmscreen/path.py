@@ -804,12 +804,18 @@ def _apply_screen(problem, alpha0, grad0, hi, zero, bound, fixed, n_moved):
 
 # ------------------------------------------------------------- public API
 def stratified_folds(y, n_folds, seed=0):
-    """Fold number of each sample, each class spread evenly over the folds."""
+    """Fold number of each sample, each class spread evenly over the folds,
+    and the folds' sizes within 1 of each other: each class continues
+    where the one before it stopped.  (Each starting at fold 0, the
+    classes' remainders all fell on the first folds: 113 samples against
+    88 in 10 folds of letter.scale's first 1000 rows, 26 classes.)"""
     rng = np.random.default_rng(seed)
     fold = np.empty(y.shape[0], dtype=np.intp)
+    start = 0
     for label in np.unique(y):
         members = rng.permutation(np.flatnonzero(y == label))
-        fold[members] = np.arange(members.size) % n_folds
+        fold[members] = (start + np.arange(members.size)) % n_folds
+        start += members.size
     return fold
 
 
