@@ -1,6 +1,10 @@
 """More than two classes along the path: one-vs-one, as LIBSVM and
 scikit-learn's SVC classify (a binary C-SVC per pair of classes i < j, the
-prediction by the pairs' votes, the first class on ties).
+prediction by the pairs' votes, the first class on ties).  The classes are
+in sorted order, as scikit-learn's: a vote tie goes to the smallest label.
+LIBSVM orders them by first appearance in the training data, so on data
+whose labels do not come sorted its tie-breaks can differ (the
+``svmscreen.libsvm`` layer keeps LIBSVM's order).
 
 ``train_path`` sends data with more than two classes here: a warm-started,
 screened path per pair, the pairs' statistics combined per C
@@ -109,7 +113,8 @@ class OneVsOneModel:
         return dec
 
     def predict(self, X):
-        """The class with the most votes (the first such class on ties)."""
+        """The class with the most votes (the smallest such label on ties,
+        as scikit-learn's SVC; see the module docstring for LIBSVM's)."""
         dec = check_decisions_finite(self.decision_function(X))
         return self.classes_[np.argmax(pair_votes(dec, self.classes_.size), axis=1)]
 
