@@ -20,10 +20,10 @@ Safety, in one line each (derivations in docs/screening.md):
   differs between samples (sec. 2.5); the reference's b is never reused;
 - q < 1 (C < C_ref) is allowed for the ball rules (|q - 1|), BT2 and IT.
 
-Trusts: ``ScreeningData`` validates X and y once; the references passed to
-``screen`` are feasible for their box (0 <= alpha <= hi_ref and y'alpha = 0
-with an intercept) and their gradients belong to them.  Shapes and the
-proportionality of the boxes are checked here.
+Trusts: ``ScreeningData`` validates X and y once; the gradients passed with
+the references belong to them.  Shapes, the proportionality of the boxes and
+the references' feasibility for their box (0 <= alpha <= hi_ref and
+y'alpha = 0 with an intercept) are checked here.
 """
 import numbers
 import time
@@ -428,6 +428,23 @@ def _as_vector(value, n, name):
     return arr
 
 
+def _check_feasible(data, alpha, box, name, box_name):
+    """Refuse a reference that is not feasible for its box: 0 <= alpha_i <=
+    box_i (to 1e-12 of the box, so a box [0, 0] takes only 0) and, with an
+    intercept, y'alpha = 0 (to 1e-10 of sum_i box_i, as ``fit_binary``'s
+    alpha0).  The rules' proofs hold for feasible references only (the gap
+    bounds the distance to the optimum only there): an alpha above its box
+    had given a too small ball and screened true support vectors."""
+    if not np.all(np.isfinite(box)) or np.any(box < 0):
+        raise ValueError(f"{box_name} must be non-negative and finite")
+    if np.any(alpha < -1e-12 * box) or np.any(alpha > box * (1.0 + 1e-12)):
+        raise ValueError(f"{name} must be feasible for {box_name}: "
+                         f"0 <= {name}_i <= {box_name}_i for every sample")
+    if data.fit_intercept and abs(float(data.y @ alpha)) > 1e-10 * float(box.sum()):
+        raise ValueError(f"{name} must be feasible for {box_name}: sum_i y_i {name}_i = 0 "
+                         "(the model has an intercept)")
+
+
 def _raise_box_error(hi_ref, hi, n, name_ref="hi_ref", name="hi"):
     """Say what is wrong with the boxes a typed rule refused (it takes
     proportional boxes, a box [0, 0] in both for a sample of weight 0)."""
@@ -492,7 +509,8 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     data : ScreeningData
     alpha_ref : ndarray of shape (n,)
         A feasible point of the dual at ``hi_ref`` (an optimum along a path,
-        or the current SMO iterate for dynamic screening).
+        or the current SMO iterate for dynamic screening); an infeasible one
+        is a ValueError.
     grad_ref : ndarray of shape (n,) or None
         Q alpha_ref - 1 (the solver's gradient, p = -1) for every sample;
         None computes it (O(nnz) linear, O(n #SV) kernel values otherwise).
@@ -537,6 +555,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     alpha = check_vector(alpha_ref, n, "alpha_ref")
     hi_ref = _vector(hi_ref, n, "hi_ref")
     hi = _vector(hi, n, "hi")
+    _check_feasible(data, alpha, hi_ref, "alpha_ref", "hi_ref")
     tau = _check_tau(tau)
     pairwise = check_flag(pairwise, "pairwise")
     exact_reference = check_flag(exact_reference, "exact_reference")
@@ -751,7 +770,8 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     data : ScreeningData
     alpha_a, grad_a, hi_a
         A feasible point at the smaller box (C_a <= C), e.g. the solver's
-        optimum there, and its gradient Q a - 1 (None computes it).
+        optimum there, and its gradient Q a - 1 (None computes it); an
+        infeasible one is a ValueError, as in ``screen``.
     alpha_b, grad_b, hi_b
         A feasible point at the larger box (C_b >= C), likewise.
     hi : target box, proportional to hi_a and hi_b.
@@ -786,6 +806,8 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
         raise ValueError("the domes need hi_a <= hi <= hi_b")
     alpha_a = check_vector(alpha_a, n, "alpha_a")
     alpha_b = check_vector(alpha_b, n, "alpha_b")
+    _check_feasible(data, alpha_a, hi_a, "alpha_a", "hi_a")
+    _check_feasible(data, alpha_b, hi_b, "alpha_b", "hi_b")
     grad_a = data.q_times(alpha_a) - 1.0 if grad_a is None else check_vector(grad_a, n, "grad_a")
     grad_b = data.q_times(alpha_b) - 1.0 if grad_b is None else check_vector(grad_b, n, "grad_b")
     tau = _check_tau(tau)

@@ -1469,3 +1469,34 @@ def test_rules_are_invariant_to_scaling_the_data(problem, log_c_ref, log_q, fit_
             # factor 3; both safe (checked above)
             continue
         assert_same_screen(other, r.lower, r.upper, r.screened_zero, r.screened_bound, rule)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_infeasible_references_are_refused(fit_intercept):
+    """A reference outside its box (here the optimum at C = 3 passed as one
+    at C = 1) or off y'alpha = 0 is a named error: it had been taken, its
+    gap had given too small a ball, and dvi screened a true support vector
+    of C = 1.2 (seed 6)."""
+    X, y, K, gamma = make_problem(6, 12, 2, "rbf", 0.0, 0.5)
+    data = ScreeningData(X, y, "rbf", gamma, fit_intercept=fit_intercept)
+    above, _ = exact_svc(K, y, 3.0, fit_intercept)
+    alpha, _ = exact_svc(K, y, 1.0, fit_intercept)
+    alpha_b, _ = exact_svc(K, y, 2.0, fit_intercept)
+    with pytest.raises(ValueError, match="alpha_ref must be feasible for hi_ref: 0 <= alpha_ref_i"):
+        screen(data, above, None, 1.0, 1.2, "dvi")
+    with pytest.raises(ValueError, match="alpha_ref must be feasible"):
+        screen(data, -alpha, None, 1.0, 1.2, "it")
+    with pytest.raises(ValueError, match="alpha_a must be feasible for hi_a"):
+        screen_dome(data, above, None, 1.0, alpha_b, None, 2.0, 1.2)
+    with pytest.raises(ValueError, match="alpha_b must be feasible for hi_b"):
+        screen_dome(data, alpha, None, 1.0, above, None, 2.0, 1.2)
+    off = alpha.copy()
+    off[np.argmin(alpha)] += 0.05                      # in the box, y'alpha = +-0.05
+    if fit_intercept:
+        with pytest.raises(ValueError, match="sum_i y_i alpha_ref_i = 0"):
+            screen(data, off, None, 1.0, 1.2, "dvi")
+    else:
+        screen(data, off, None, 1.0, 1.2, "dvi")       # no equality to keep
+    # feasible references, at the edge of the box, pass
+    screen(data, alpha, None, 1.0, 1.2, "bt2")
+    screen_dome(data, alpha, None, 1.0, alpha_b, None, 2.0, 1.2)
