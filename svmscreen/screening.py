@@ -59,7 +59,10 @@ class ScreeningData:
     y : ndarray of shape (n,)
         Labels in {-1, +1}.
     kernel, gamma, coef0, degree
-        Kernel parameters as for ``Kernel``.
+        Kernel parameters as for ``Kernel``.  A kernel that need not be
+        positive semi-definite (sigmoid, polynomial with coef0 < 0) or a
+        precomputed X that is not symmetric is a ValueError: the rules hold
+        for PSD kernels only (``train_path`` screens without them).
     fit_intercept : bool
         LIBSVM's model (True) or the bias-free SVM of the papers.
     centre : bool
@@ -99,6 +102,7 @@ class ScreeningData:
                 max_iter=None)
             X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
             gamma = resolve_gamma(gamma, X, kernel)
+            _check_psd(X, kernel, coef0)
         # else: X is the data the solver's QMatrix was built on, checked
         # then (a one-vs-one path builds this once per pair of classes)
         kernel = str(kernel)
@@ -311,6 +315,28 @@ class ScreeningData:
             self.X if self.linear else None,
             # n changes are all there are; a larger int would overflow Py_ssize_t
             -1 if budget is None else min(int(budget), self.n))
+
+
+def _check_psd(X, kernel, coef0):
+    """Refuse what ``train_path`` screens without (``path.screening_applies``):
+    a kernel that need not be positive semi-definite (sigmoid, polynomial
+    with coef0 < 0) or a precomputed one that is not symmetric.  The rules
+    bound w* in the kernel's feature space, which such a kernel does not
+    have: on sigmoid kernels they screened samples onto the wrong side of the
+    global optimum.  A symmetric precomputed kernel is taken to be PSD, as
+    on the path (testing it costs an eigendecomposition)."""
+    # path imports this module inside a function; importing it here, at
+    # the top, would load the path for every user of the rules' helpers
+    from svmscreen.path import SYMMETRY_RTOL, _asymmetry, may_be_indefinite
+    if may_be_indefinite(kernel, coef0):
+        raise ValueError(f"kernel: safe screening needs a positive semi-definite kernel, "
+                         f"which kernel={kernel!r} with coef0={coef0:g} need not be")
+    if kernel == "precomputed":
+        asymmetry = _asymmetry(X)
+        if asymmetry > SYMMETRY_RTOL:
+            raise ValueError(f"X: safe screening needs a symmetric kernel matrix; the "
+                             f"precomputed X differs from its transpose by {asymmetry:.3g} "
+                             "of its largest entry")
 
 
 def _columns_in_use(X):

@@ -1500,3 +1500,25 @@ def test_infeasible_references_are_refused(fit_intercept):
     # feasible references, at the edge of the box, pass
     screen(data, alpha, None, 1.0, 1.2, "bt2")
     screen_dome(data, alpha, None, 1.0, alpha_b, None, 2.0, 1.2)
+
+
+def test_indefinite_kernels_are_refused():
+    """The rules need a PSD kernel, as train_path, which screens without
+    them: ScreeningData had taken a sigmoid kernel, and on these 7 samples
+    (bias-free, reference the global optimum at C = 1, found by enumerating
+    every active set) dvi put sample 6, free at the global optimum of
+    C = 1.5 (alpha* = 0.585), in R'."""
+    X = np.array([[0.13, -0.13], [0.64, 0.1], [-0.54, 0.36], [1.3, 0.95],
+                  [-0.7, -1.27], [-0.62, 0.04], [-2.33, -0.22]])
+    y = np.array([1.0, -1.0, -1.0, -1.0, 1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="positive semi-definite kernel, which "
+                                         "kernel='sigmoid' with coef0=-1 need not be"):
+        ScreeningData(X, y, "sigmoid", 1.0, coef0=-1.0, fit_intercept=False)
+    with pytest.raises(ValueError, match="kernel='poly' with coef0=-0.5 need not be"):
+        ScreeningData(X, y, "poly", 1.0, coef0=-0.5)
+    K = X @ X.T
+    K[0, 1] += 0.1
+    with pytest.raises(ValueError, match="symmetric kernel matrix"):
+        ScreeningData(K, y, "precomputed")
+    ScreeningData(X, y, "poly", 1.0, coef0=0.5)                  # PSD kernels pass
+    ScreeningData(X @ X.T, y, "precomputed")
