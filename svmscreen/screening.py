@@ -35,7 +35,7 @@ from svmscreen._kernels import Kernel, _keep_columns
 from svmscreen._validation import (_positive, check_flag, check_parameters, check_precomputed,
                                    check_vector, check_X, resolve_gamma)
 from svmscreen import _rules
-from svmscreen.objective import gap_of
+from svmscreen.objective import Gap, gap_of
 
 __all__ = ["ScreeningData", "ScreeningResult", "ShatState", "screen",
            "screen_dome", "screen_dynamic", "RULES", "DOME_RULES"]
@@ -426,6 +426,13 @@ def _box_ratio(hi, hi_ref, name="hi", name_ref="hi_ref"):
     return q
 
 
+def _check_data(data):
+    """The rules' first argument: a ScreeningData (an array here had been an
+    AttributeError about ``n``)."""
+    if not isinstance(data, ScreeningData):
+        raise TypeError(f"data must be a ScreeningData of X and y, got {type(data).__name__}")
+
+
 def _check_tau(tau):
     return _positive("tau", tau, allow_zero=True)
 
@@ -577,6 +584,7 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     """
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    _check_data(data)
     n = data.n
     alpha = check_vector(alpha_ref, n, "alpha_ref")
     hi_ref = _vector(hi_ref, n, "hi_ref")
@@ -588,6 +596,13 @@ def screen(data, alpha_ref, grad_ref, hi_ref, hi, rule="it", *, tau=DEFAULT_TAU,
     if shat_state is not None and not isinstance(shat_state, ShatState):
         raise TypeError(f"shat_state must be a ShatState (a result's shat_state) or None, got "
                         f"{type(shat_state).__name__}")
+    if gap_ref is not None and not isinstance(gap_ref, Gap):
+        raise TypeError(f"gap_ref must be None or the objective.Gap of the reference "
+                        f"(duality_gap's result), got {type(gap_ref).__name__}")
+    if gap_ref is not None and not (np.isfinite(gap_ref.gap) and np.isfinite(gap_ref.b)):
+        # max(nan, 0) is nan, which the typed step's comparisons read as
+        # a gap of 0: an exact reference, the unsafe papers' radius
+        raise ValueError(f"gap_ref must have a finite gap and b, got {gap_ref!r}")
     if shat_budget is not None and (isinstance(shat_budget, bool)
                                     or not isinstance(shat_budget, numbers.Integral)
                                     or shat_budget < 0):
@@ -685,6 +700,7 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     -------
     ScreeningResult (no shat_state)
     """
+    _check_data(data)
     n = data.n
     y = data.y
     alpha = check_vector(alpha, n, "alpha")
@@ -815,6 +831,7 @@ def screen_dome(data, alpha_a, grad_a, hi_a, alpha_b, grad_b, hi_b, hi,
     """
     if rule not in DOME_RULES:
         raise ValueError(f"rule must be one of {DOME_RULES}, got {rule!r}")
+    _check_data(data)
     n = data.n
     hi_a = _vector(hi_a, n, "hi_a")
     hi_b = _vector(hi_b, n, "hi_b")

@@ -1522,3 +1522,27 @@ def test_indefinite_kernels_are_refused():
         ScreeningData(K, y, "precomputed")
     ScreeningData(X, y, "poly", 1.0, coef0=0.5)                  # PSD kernels pass
     ScreeningData(X @ X.T, y, "precomputed")
+
+
+def test_data_and_gap_ref_are_checked():
+    """gap_ref that is not a Gap, and data that is not a ScreeningData, had
+    been AttributeErrors; a Gap with a nan gap had been read as a gap of 0
+    (the radius of an exact reference, 6 samples screened from a reference
+    with gap 4.07)."""
+    from svmscreen.objective import Gap
+    from svmscreen.screening import screen_dynamic
+    X, y, K, gamma = make_problem(0, 12, 2, "rbf", 0.0, 0.5)
+    data = ScreeningData(X, y, "rbf", gamma)
+    alpha, _ = exact_svc(K, y, 1.0)
+    ref = alpha * 0.5                                    # feasible, inexact
+    with pytest.raises(TypeError, match="gap_ref must be None or the objective.Gap"):
+        screen(data, ref, None, 1.0, 1.2, "dvi", gap_ref=4.07)
+    with pytest.raises(ValueError, match="gap_ref must have a finite gap and b"):
+        screen(data, ref, None, 1.0, 1.2, "dvi", gap_ref=Gap(np.nan, 0.0, 0.0))
+    with pytest.raises(ValueError, match="gap_ref must have a finite gap and b"):
+        screen(data, ref, None, 1.0, 1.2, "it", gap_ref=Gap(1.0, np.inf, 0.0))
+    for call in (lambda: screen(X, ref, None, 1.0, 1.2),
+                 lambda: screen_dome(None, ref, None, 1.0, ref, None, 2.0, 1.2),
+                 lambda: screen_dynamic(K, ref, None, -np.ones(12), 1.0)):
+        with pytest.raises(TypeError, match="data must be a ScreeningData"):
+            call()
