@@ -461,11 +461,11 @@ def _as_vector(value, n, name):
     return arr
 
 
-def _check_feasible(data, alpha, box, name, box_name):
+def _check_feasible(data, alpha, box, name, box_name, target=0.0):
     """Refuse a reference that is not feasible for its box: 0 <= alpha_i <=
     box_i (to 1e-12 of the box, so a box [0, 0] takes only 0) and, with an
-    intercept, y'alpha = 0 (to 1e-10 of sum_i box_i, as ``fit_binary``'s
-    alpha0).  The rules' proofs hold for feasible references only (the gap
+    intercept, y'alpha = target (to 1e-10 of sum_i box_i, as
+    ``fit_binary``'s alpha0).  The rules' proofs hold for feasible references only (the gap
     bounds the distance to the optimum only there): an alpha above its box
     had given a too small ball and screened true support vectors."""
     if not np.all(np.isfinite(box)) or np.any(box < 0):
@@ -473,9 +473,10 @@ def _check_feasible(data, alpha, box, name, box_name):
     if np.any(alpha < -1e-12 * box) or np.any(alpha > box * (1.0 + 1e-12)):
         raise ValueError(f"{name} must be feasible for {box_name}: "
                          f"0 <= {name}_i <= {box_name}_i for every sample")
-    if data.fit_intercept and abs(float(data.y @ alpha)) > 1e-10 * float(box.sum()):
-        raise ValueError(f"{name} must be feasible for {box_name}: sum_i y_i {name}_i = 0 "
-                         "(the model has an intercept)")
+    if data.fit_intercept and abs(float(data.y @ alpha) - target) > 1e-10 * max(
+            float(box.sum()), abs(target)):
+        raise ValueError(f"{name} must be feasible for {box_name}: sum_i y_i {name}_i = "
+                         f"{target:g} (the model has an intercept)")
 
 
 def _raise_box_error(hi_ref, hi, n, name_ref="hi_ref", name="hi"):
@@ -687,7 +688,8 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
     ----------
     data : ScreeningData
     alpha, grad : ndarray of shape (n,)
-        A feasible point and G = Q alpha + p, for every sample.
+        A feasible point (else a ValueError) and G = Q alpha + p, for every
+        sample.
     p, hi : ndarray of shape (n,)
     target : float
         Right-hand side of the equality (ignored without an intercept).
@@ -712,6 +714,7 @@ def screen_dynamic(data, alpha, grad, p, hi, target=0.0, coef=None, *, tau=DEFAU
             or not np.isfinite(target):
         raise ValueError(f"target must be a finite real number, got {target!r}")
     target = float(target)
+    _check_feasible(data, alpha, hi, "alpha", "hi", target)
     tau = _check_tau(tau)
     start = time.perf_counter()
     gap = gap_of(alpha, grad, p, np.zeros(n), hi, y if data.fit_intercept else None).gap

@@ -1497,9 +1497,19 @@ def test_infeasible_references_are_refused(fit_intercept):
             screen(data, off, None, 1.0, 1.2, "dvi")
     else:
         screen(data, off, None, 1.0, 1.2, "dvi")       # no equality to keep
+    # screen_dynamic's point likewise (dynamic screening at C = 1 from the
+    # optimum at C = 3 had screened support vectors too)
+    from svmscreen.screening import screen_dynamic
+    Q = y[:, None] * y[None] * K
+    with pytest.raises(ValueError, match="alpha must be feasible for hi: 0 <= alpha_i"):
+        screen_dynamic(data, above, Q @ above - 1, -np.ones(12), 1.0)
+    if fit_intercept:
+        with pytest.raises(ValueError, match="sum_i y_i alpha_i = 0.5"):
+            screen_dynamic(data, alpha, Q @ alpha - 1, -np.ones(12), 1.0, target=0.5)
     # feasible references, at the edge of the box, pass
     screen(data, alpha, None, 1.0, 1.2, "bt2")
     screen_dome(data, alpha, None, 1.0, alpha_b, None, 2.0, 1.2)
+    screen_dynamic(data, alpha, Q @ alpha - 1, -np.ones(12), 1.0)
 
 
 def test_indefinite_kernels_are_refused():
