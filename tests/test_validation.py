@@ -546,3 +546,16 @@ def test_csr_wider_than_a_c_int_is_a_clear_error():
                   lambda: svmscreen.train_ramp(X, y), lambda: SVC().fit(X, y)):
         with pytest.raises(ValueError, match="X has 2147483658 columns.*C ints"):
             train()
+
+
+def test_duality_gap_feasibility_is_relative_to_the_box():
+    """duality_gap checks lo <= alpha <= hi to 1e-12 of the box, as its
+    docstring says: an absolute 1e-12 had taken alpha = 5e-13 in a box of
+    1e-20 and returned gap 0 for a point far from the optimum."""
+    from svmscreen import duality_gap
+    Q = np.array([[1.0, 0.5], [0.5, 1.0]])
+    alpha = np.array([5e-13, 5e-13])
+    with pytest.raises(ValueError, match="alpha must be feasible"):
+        duality_gap(alpha, Q @ alpha - 1, -1.0, 0.0, 1e-20)
+    alpha = np.array([1e-20 * (1 + 1e-13), 0.0])                 # round-off passes
+    assert duality_gap(alpha, Q @ alpha - 1, -1.0, 0.0, 1e-20).gap >= 0.0
