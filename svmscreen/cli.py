@@ -30,6 +30,11 @@ from svmscreen.path import (EPSILON_MIN, MAX_N_C, SCREENING_RULES, cv_splits, lo
                             may_be_indefinite, train_path)
 
 
+def _count(number, noun):
+    """"1 value", "50 values"."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def add_kernel_options(parser):
     parser.add_argument("--kernel", default="rbf",
                         choices=["linear", "poly", "rbf", "sigmoid"])
@@ -258,9 +263,10 @@ def run_path(args, out):
         best = result.best_index
         print(f"best C = {result.C[best]:.6g} (CV accuracy {100 * result.cv_mean[best]:.2f}% "
               f"+/- {100 * result.cv_std[best]:.2f})", file=out)
-    print(f"total time {seconds:.2f} s for {len(result)} values of C"
+    put_back = int(result.put_back.sum())
+    print(f"total time {seconds:.2f} s for {_count(len(result), 'value')} of C"
           f"{' and ' + str(args.cv) + ' folds' if args.cv >= 2 else ''}; "
-          f"{int(result.put_back.sum())} samples put back", file=out)
+          f"{_count(put_back, 'sample')} put back", file=out)
     if args.compare:
         start = time.perf_counter()
         train_path(X, y, screening=None, cv=args.cv if args.cv >= 2 else None,

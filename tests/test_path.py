@@ -823,6 +823,10 @@ def test_command_line_path(capsys):
     out = capsys.readouterr().out
     assert "best C =" in out and "without screening" in out
     assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) >= 5
+    assert "for 5 values of C and 3 folds; 0 samples put back" in out
+    # "1 values of C" until helper Y's report
+    assert main(["path", "data/heart_scale.xz", "--n-C", "1", "--cv", "0"]) == 0
+    assert "for 1 value of C; 0 samples put back" in capsys.readouterr().out
     # a directory is an OSError with a message, not a traceback
     assert main(["path", "data", "--n-C", "3"]) == 2
     assert "svmscreen: error:" in capsys.readouterr().err
