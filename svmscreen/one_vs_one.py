@@ -144,7 +144,9 @@ class OneVsOnePath(PathResult):
     pairs : list of (i, j), indices into ``classes_``, LIBSVM's order.
     pair_paths : list of PathResult, one per pair, each over its own rows
         (f > 0 for ``classes_[i]``); they hold the solutions (``alphas``)
-        with ``keep="all"``.
+        with ``keep="all"``.  They have no CV of their own (their
+        ``best_C`` is an error): the path's CV is by the pairs' votes, its
+        ``best_C`` the one to use.
     pair_rows : list of ndarray of int, the rows of each pair.
     alphas : None (see ``pair_paths``).
     cv_accuracy : ndarray of shape (n_folds, n_C) or None

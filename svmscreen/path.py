@@ -384,7 +384,9 @@ class PathResult:
         """Index of the best C: highest CV accuracy (smallest C on ties,
         ``first_best``)."""
         if self.cv_accuracy is None:
-            raise ValueError("best_C needs cross-validation: call train_path with cv=k")
+            raise ValueError("best_C needs cross-validation: call train_path with cv=k (a "
+                             "class pair's path has none of its own: the multiclass "
+                             "path's best_C is by the pairs' votes)")
         return first_best(self.cv_mean, self.cv_accuracy.shape[0])
 
     @property

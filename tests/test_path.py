@@ -739,6 +739,10 @@ def test_one_vs_one_cross_validation_is_the_vote_of_the_pairs():
     assert path.best_C == grid[np.argmax(path.cv_accuracy.mean(axis=0))]
     with pytest.raises(ValueError, match=r"keep=.summary.*train_path\(X, y, C=\[C\]\)"):
         path.best_model
+    # a pair's own path has no CV: its error had said to call train_path
+    # with cv=k, which this path was
+    with pytest.raises(ValueError, match="the multiclass path's best_C is by the pairs' votes"):
+        path.pair_paths[0].best_C
 
 
 def test_one_vs_one_precomputed_equals_linear():
