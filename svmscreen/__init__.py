@@ -39,18 +39,19 @@ def _unbuilt():
                    for suffix in importlib.machinery.EXTENSION_SUFFIXES)
 
 
+# Every public name and submodule needs the compiled modules: say so here,
+# once.  Checked on first use only, a top-level name said it, while
+# ``import svmscreen.estimators`` met "cannot import name '_kernels'".
+if _unbuilt():
+    raise ImportError(
+        f"svmscreen was imported from its source tree ({__path__[0]}), whose "
+        "compiled modules are not built: run from another directory to use the "
+        "installed package, or build here with `python -m pip install -e .`")
+
+
 def __getattr__(name):
     if name in _PUBLIC:
-        try:
-            module = importlib.import_module(_PUBLIC[name])
-        except ImportError as exc:
-            if not _unbuilt():
-                raise
-            raise ImportError(
-                f"svmscreen was imported from its source tree ({__path__[0]}), whose "
-                "compiled modules are not built: run from another directory to use the "
-                "installed package, or build here with `python -m pip install -e .`") from exc
-        value = getattr(module, name)
+        value = getattr(importlib.import_module(_PUBLIC[name]), name)
     else:
         # a submodule (``svmscreen.path``) reached as an attribute, as it
         # was while this file imported them all
