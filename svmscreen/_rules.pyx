@@ -572,6 +572,15 @@ cdef Py_ssize_t _classify_masks_loop(const double[::1] lower, const double[::1] 
     return conflicts
 
 
+cdef Py_ssize_t _count_masks(const unsigned char[::1] screened_zero,
+                             const unsigned char[::1] screened_bound) noexcept nogil:
+    """|R'| + |L'| of masks without conflicts (``_classify_masks_loop``'s)."""
+    cdef Py_ssize_t i, count = 0
+    for i in range(screened_zero.shape[0]):
+        count += screened_zero[i] + screened_bound[i]
+    return count
+
+
 def classify(const double[::1] lower, const double[::1] upper, double tau,
              unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
     """``_classify_loop`` (ORs into the masks).  Returns (number in R',
@@ -1346,6 +1355,9 @@ cdef class _PathStep:
     cdef int statuses[2]          # its geometry statuses, per v-set
     cdef Py_ssize_t conflicts     # samples certified both ways, dropped
     cdef BallStep ball            # the (gap-)DVI ball of the last call (DVI, BT2, IT)
+    # |R'| + |L'| of the last call's masks: a path skips the screened solve's
+    # set-up when it is 0 (``path.make_screening``)
+    cdef readonly Py_ssize_t n_screened
 
     def _setup(self, y, norms, centred_norms, centre_index, bint fit_intercept,
                double roundoff_scale, double tau):
@@ -1407,6 +1419,8 @@ cdef class _PathStep:
             raise ValueError("hi and hi_ref must be positive, finite and proportional")
         if err:
             raise MemoryError(type(self).__name__)
+        if classify:
+            self.n_screened = _count_masks(self.zero, self.bound)
         return 0
 
 
@@ -1551,6 +1565,7 @@ cdef class DomePathStep(_PathStep):
                 if not err:
                     self.conflicts = _classify_masks_loop(self.lower, self.upper, tau_eff,
                                                           self.zero, self.bound)
+                    self.n_screened = _count_masks(self.zero, self.bound)
         if not ordered:
             raise ValueError("the domes need hi_a <= hi <= hi_b")
         if err:
@@ -1886,6 +1901,7 @@ cdef class TwoBallPathStep(_PathStep):
             if not err:
                 self.conflicts = _classify_masks_loop(self.lower, self.upper,
                                                       self.ball.tau_eff, self.zero, self.bound)
+                self.n_screened = _count_masks(self.zero, self.bound)
         if err:
             raise MemoryError("TwoBallPathStep")
         return self.masks

@@ -639,21 +639,24 @@ def run_path(problem, grid, *, screening, tol, shrinking, max_iter, keep, epsilo
             # applies at this step; solving it whole is safe
             screen_now = (alpha is not None and screening is not None
                           and problem.boxes_normal(C_prev))
+            masks = None
             if screen_now:
                 # rule_seconds: the rule (bounds and sets, O(n) given Q alpha);
                 # the warm start and moving the proved variables to their
                 # bounds in it (kernel columns of those that move) are solver
                 # work, timed with the solve.
-                zero, bound = screening(alpha, grad, hi_prev, hi, gap)
+                masks = screening(alpha, grad, hi_prev, hi, gap)
                 rule_end = _clock()
                 rule_seconds += rule_end - solve_start
                 solve_start = rule_end
             warm_from = None if cold_only else alpha
             alpha0, grad0, drift = _path_start(problem, warm_from, grad, C_prev, C, hi, before,
                                                drift)
-            if screen_now:
-                alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, zero,
-                                                            bound, counts=True)
+            # masks None: the rule proved nothing, and the solve is the
+            # unscreened one (no variable fixed, nothing to check after it)
+            if masks is not None:
+                alpha0, grad0, fixed, counts = apply_screen(problem, alpha0, grad0, hi, *masks,
+                                                            counts=True)
                 if fixed is not None:
                     n_screened_zero, n_screened_bound = counts
             result, put_back = solve_reduced(problem.Q, p, lo, hi, alpha0, y=y, fixed=fixed,
@@ -981,12 +984,14 @@ class _DomeStep:
         return self.hi_upper is not None and bool(np.all(hi <= self.hi_upper))
 
     def __call__(self, alpha_ref, grad_ref, hi_ref, hi, gap_ref=None):
+        """(R', L') masks at box hi, or None if the dome proves nothing
+        (``make_screening``)."""
         if not self.covers(hi):
-            none = np.zeros(self.n, dtype=bool)
-            return none, none
+            return None
         if gap_ref is None:
             gap_ref = self.problem.gap(alpha_ref, grad_ref, hi_ref)
-        return self.step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
+        masks = self.step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
+        return masks if self.step.n_screened else None
 
 
 def screening_applies(problem, rule):
@@ -1033,7 +1038,11 @@ def _asymmetry(K, block=256):
 def make_screening(rule, problem, fit_intercept):
     """The screening step of the path for ``rule`` (None: no screening):
     ``step(alpha_ref, grad_ref, hi_ref, hi, gap_ref=None) -> (zero, bound)``
-    masks; ``gap_ref`` is the reference's ``duality_gap`` if known."""
+    masks, or None when the rule proves nothing (the path then solves the
+    step unscreened: fixing and checking no variable costs a small pair of
+    a one-vs-one path as much as the rule); ``gap_ref`` is the reference's
+    ``duality_gap`` if known.  The masks are the step's scratch, which its
+    next call overwrites."""
     if rule is None:
         return None
     if rule not in SCREENING_RULES:
@@ -1065,14 +1074,15 @@ def make_screening(rule, problem, fit_intercept):
         if gap_ref is None:
             gap_ref = problem.gap(alpha_ref, grad_ref, hi_ref)
         if rule == "dvi":
-            return step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
+            masks = step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
+            return masks if step.n_screened else None
         if budget_by_solve:
             step.set_budget(shat_budget(problem.n,
                                         problem.Q.kernel_evals - evals_after_rule[0]))
         masks = step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap,
                      gap_ref.b if fit_intercept else 0.0)
         evals_after_rule[0] = problem.Q.kernel_evals
-        return masks
+        return masks if step.n_screened else None
     return ball_step
 
 

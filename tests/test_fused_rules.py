@@ -250,10 +250,13 @@ def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre, q
     hi = q * hi_ref
 
     problem = _Problem(X, y, hi_unit, "rbf", 0.5, 0.0, 3, 10.0, fit_intercept)
-    zero, bound = make_screening("dvi", problem, fit_intercept)(alpha, grad, hi_ref, hi)
+    masks = make_screening("dvi", problem, fit_intercept)(alpha, grad, hi_ref, hi)
     data = ScreeningData(X, y, kernel="rbf", gamma=0.5, fit_intercept=fit_intercept,
                          centre_sample=centre_sample(n))
     want = screen(data, alpha, grad, hi_ref, hi, "dvi")
+    # None: the rule proved nothing (the path then solves unscreened)
+    assert (masks is None) == (not want.screened_zero.any() and not want.screened_bound.any())
+    zero, bound = masks if masks is not None else (np.zeros(n, bool), np.zeros(n, bool))
     assert zero.dtype == bool and bound.dtype == bool
     assert zero.tolist() == want.screened_zero.tolist()
     assert bound.tolist() == want.screened_bound.tolist()
@@ -267,6 +270,7 @@ def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre, q
     want = screen(data, alpha, grad, hi_ref, hi, "dvi")
     assert zero.tolist() == want.screened_zero.tolist()
     assert bound.tolist() == want.screened_bound.tolist()
+    assert step.n_screened == zero.sum() + bound.sum()
 
 
 def test_path_dvi_step_checks_its_input():

@@ -1223,6 +1223,45 @@ def test_screened_path_equals_unscreened_path_random(seed, n, d, kernel, rule, f
                                        atol=1e-4 * C * max(weight, 1.0))
 
 
+@pytest.mark.parametrize("rule", SCREENING_RULES)
+def test_steps_whose_rule_proves_nothing_are_the_unscreened_solves(rule):
+    """A path step whose rule proves nothing (its step returns None) solves
+    with no variable fixed: on letter pairs whose steps are too long for any
+    rule (C x 30), every pair's solutions and iteration counts are the
+    unscreened path's, bit for bit."""
+    from svmscreen import path as path_module
+    X, y = load_dataset("letter.scale")
+    keep = np.isin(y[:300], [1, 2, 3])
+    X, y = X[:300][keep], y[:300][keep]
+    options = dict(C=[1.0, 30.0, 900.0], gamma=1 / 16)
+    calls = []
+    make = path_module.make_screening
+
+    def recording(*args):
+        step = make(*args)
+        if step is None:
+            return None
+
+        def recorded(*step_args):
+            calls.append(step(*step_args))
+            return calls[-1]
+        for name in ("lookahead", "covers", "set_upper"):
+            if hasattr(step, name):
+                setattr(recorded, name, getattr(step, name))
+        return recorded
+    path_module.make_screening = recording
+    try:
+        screened = train_path(X, y, screening=rule, **options)
+    finally:
+        path_module.make_screening = make
+    plain = train_path(X, y, screening=None, **options)
+    assert calls and all(masks is None for masks in calls)
+    assert screened.n_iter.tolist() == plain.n_iter.tolist()
+    for ours, theirs in zip(screened.pair_paths, plain.pair_paths):
+        assert np.array_equal(np.array(ours.alphas), np.array(theirs.alphas))
+        assert np.array_equal(ours.intercept, theirs.intercept)
+
+
 @pytest.mark.parametrize("rule", ["essnsv", "dvi"])
 def test_screened_epsilon_path_equals_unscreened(rule):
     """On the epsilon grid (values not known in advance; the domes' larger
