@@ -366,11 +366,18 @@ cdef class Kernel:
         * sigmoid: tanh' <= 1: M = 1 + gamma m + |coef0|;
         * precomputed: max_i |K_ii| (the given values are the problem's).
         """
+        cdef Py_ssize_t i
+        cdef double m
         if self.n_samples == 0:
             return 0.0
         if self.kernel_type == PRECOMPUTED:
             return float(np.max(np.abs(self.diagonal())))
-        cdef double m = float(np.max(self.sq_norms))
+        # max ||x_i||^2 (finite, checked in __init__) in a typed loop: numpy's
+        # max on the view cost more than the rest of a small pair's set-up
+        m = self.sq_norms[0]
+        for i in range(1, self.n_samples):
+            if self.sq_norms[i] > m:
+                m = self.sq_norms[i]
         if self.kernel_type == LINEAR:
             return m
         if self.kernel_type == RBF:

@@ -572,6 +572,67 @@ cdef Py_ssize_t _classify_masks_loop(const double[::1] lower, const double[::1] 
     return conflicts
 
 
+# ---------------------------------------------------------------------------
+# centring of the intercept count (bias_screening.md, sec. 2.4a)
+# ---------------------------------------------------------------------------
+
+def q_row_means(QMatrix qmatrix, const double[::1] y, centre_index):
+    """mean_{j in S} K_ij for every i, S = ``centre_index`` (ascending), from
+    the solver's cached columns: y_i sum_{j in S} y_j Q_ij / |S|, the columns
+    added in the order of S (``QMatrix.add_columns``' sums, in one typed
+    call: the Python and numpy steps around them were most of a small
+    one-vs-one pair's centring).  Returns a new array."""
+    cdef const Py_ssize_t[::1] index = np.ascontiguousarray(centre_index, dtype=np.intp)
+    cdef Py_ssize_t i, k, n = qmatrix.n, m = index.shape[0]
+    cdef double[:, ::1] block
+    cdef double[::1] coef, out
+    if y.shape[0] != n:
+        raise ValueError(f"q_row_means: y has {y.shape[0]} entries, Q has {n} variables")
+    for k in range(m):
+        if not 0 <= index[k] < n:
+            raise IndexError("q_row_means: centre_index out of range")
+    block = np.zeros((2, n))            # the sums, then the coefficients y_S
+    out, coef = block[0], block[1]
+    with nogil:
+        for k in range(m):
+            coef[k] = y[index[k]]
+        if m:
+            qmatrix.add_columns_into(&index[0], &coef[0], m, &out[0])
+        for i in range(n):
+            out[i] = y[i] * out[i] / <double> m
+    return np.asarray(out)
+
+
+def centred_norms(const double[::1] kernel_diag, row_mean, centre_index):
+    """||phi_i - c||, c = mean of phi over S = ``centre_index`` (ascending),
+    from K_ii and ``row_mean`` = mean_{j in S} K_ij (bias_screening.md, sec.
+    2.4a):
+
+        ||phi_i - c||^2 = K_ii - 2 mean_{j in S} K_ij + mean_{S x S} K,
+
+    the last term numpy's mean of row_mean over S, and a negative square
+    (round-off) taken as 0.  Returns a new array."""
+    cdef Py_ssize_t i, n = kernel_diag.shape[0]
+    cdef const double[::1] means = row_mean
+    cdef double mean_all, sq
+    if means.shape[0] != n:
+        raise ValueError("centred_norms: inconsistent lengths")
+    # S is all samples when it is as long (ascending, without repeats): the
+    # same entries in the same order, without the copy
+    mean_all = float(row_mean.mean() if len(centre_index) == n
+                     else row_mean[centre_index].mean())
+    out = np.empty(n)
+    cdef double[::1] norms = out
+    with nogil:
+        for i in range(n):
+            sq = kernel_diag[i] - 2.0 * means[i] + mean_all
+            # numpy's maximum(sq, 0.0): sq itself when sq >= 0 or nan
+            if not (sq >= 0.0 or sq != sq):
+                sq = 0.0
+            norms[i] = sqrt(sq)
+    return out
+
+
 cdef Py_ssize_t _count_masks(const unsigned char[::1] screened_zero,
                              const unsigned char[::1] screened_bound) noexcept nogil:
     """|R'| + |L'| of masks without conflicts (``_classify_masks_loop``'s)."""
@@ -1369,13 +1430,15 @@ cdef class _PathStep:
         self.fit_intercept = fit_intercept
         self.roundoff_scale = roundoff_scale
         self.tau = tau
-        self.qa = np.empty(n)
-        self.lower = np.empty(n)
-        self.upper = np.empty(n)
-        self.work = np.empty((N_WORK_ROWS, n))
-        zero, bound = np.empty(n, dtype=np.uint8), np.empty(n, dtype=np.uint8)
-        self.zero, self.bound = zero, bound
-        self.masks = (zero.view(bool), bound.view(bool))
+        # the scratch as rows of two blocks (a new array and its typed view
+        # cost about 0.4 us each, and a one-vs-one path builds a step for
+        # each of hundreds of small pairs)
+        cdef double[:, ::1] block = np.empty((3 + N_WORK_ROWS, n))
+        self.qa, self.lower, self.upper = block[0], block[1], block[2]
+        self.work = block[3:]
+        masks = np.empty((2, n), dtype=np.uint8)
+        self.zero, self.bound = masks[0], masks[1]
+        self.masks = (masks[0].view(bool), masks[1].view(bool))
         if not _ball_lengths_ok(n, self.y, self.norms, self.centred_norms,
                                 self.centre_index, self.lower, self.upper, self.work):
             raise ValueError(f"{type(self).__name__}: inconsistent lengths")

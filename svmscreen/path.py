@@ -518,6 +518,7 @@ class _Problem:
         self.weighted = hi_unit > 0         # the samples that can reach a bound
         positive = hi_unit[self.weighted]
         self._unit_min = float(positive.min()) if positive.size else 0.0
+        self.any_weighted = positive.size > 0
 
     def boxes_normal(self, C):
         """Whether every positive box C * hi_unit_i is a normal float: the
@@ -1047,7 +1048,7 @@ def make_screening(rule, problem, fit_intercept):
         return None
     if rule not in SCREENING_RULES:
         raise ValueError(f"screening must be one of {SCREENING_RULES} or None, got {rule!r}")
-    if not problem.weighted.any():
+    if not problem.any_weighted:
         # every box is [0, 0] (a one-vs-one pair whose samples all weigh 0):
         # nothing to prove, and the rules' box ratio C / C_ref is undefined
         return None

@@ -77,8 +77,9 @@ class ScreeningData:
     qmatrix : QMatrix or None
         The solver's cached Q of the same data and labels (a path passes
         it): kernel values then come from its column cache, which the solves
-        keep warm, instead of being computed again.  X is then taken as
-        checked (the path's, which ``check_X`` has passed).
+        keep warm, instead of being computed again.  X and y are then taken
+        as checked (the path's, which ``check_X`` and ``check_labels`` have
+        passed).
 
     Attributes
     ----------
@@ -90,21 +91,24 @@ class ScreeningData:
     def __init__(self, X, y, kernel="rbf", gamma=1.0, coef0=0.0, degree=3,
                  fit_intercept=True, centre=True, centre_sample=1000,
                  random_state=0, qmatrix=None):
-        y = np.asarray(y)
-        if y.dtype.kind not in "biuf":
-            raise TypeError(f"y must be an array of -1/+1 numbers, got dtype {y.dtype}")
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        if y.ndim != 1 or not np.all((y == 1.0) | (y == -1.0)):
-            raise ValueError("y must be a 1-D array of -1/+1 labels")
         if qmatrix is None:
+            y = np.asarray(y)
+            if y.dtype.kind not in "biuf":
+                raise TypeError(f"y must be an array of -1/+1 numbers, got dtype {y.dtype}")
+            y = np.ascontiguousarray(y, dtype=np.float64)
+            if y.ndim != 1 or not np.all((y == 1.0) | (y == -1.0)):
+                raise ValueError("y must be a 1-D array of -1/+1 labels")
             _, kernel, degree, coef0, _, _, _ = check_parameters(
                 C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=1.0, cache_size=1.0,
                 max_iter=None)
             X = check_precomputed(X) if kernel == "precomputed" else check_X(X)
             gamma = resolve_gamma(gamma, X, kernel)
             _check_psd(X, kernel, coef0)
-        # else: X is the data the solver's QMatrix was built on, checked
-        # then (a one-vs-one path builds this once per pair of classes)
+        else:
+            # X and y are the data and signs the solver's QMatrix was built
+            # on, checked then (a one-vs-one path builds this once per pair
+            # of classes: the checks of y were a tenth of its set-up)
+            y = np.ascontiguousarray(y, dtype=np.float64)
         kernel = str(kernel)
         if (isinstance(centre_sample, bool) or not isinstance(centre_sample, numbers.Integral)
                 or centre_sample < 1):
@@ -244,21 +248,21 @@ class ScreeningData:
                     sq = _rules.csr_centred_sq_norms(X.indptr, X.indices, X.data, c)
                 else:
                     sq = np.einsum("ij,ij->i", X - c, X - c)
+                self._centred_norms = np.sqrt(np.maximum(sq, 0.0))
             else:
                 if self.qmatrix is not None:
                     # sum_{j in S} K_ij = y_i sum_j y_j Q_ij from the solver's
                     # columns, which its first solve then finds cached (the
                     # ~150-row pairs of a one-vs-one path spent a fifth of
                     # their time here, computing the kernel apart)
-                    row_sum = self.y * self.qmatrix.add_columns(S, self.y[S], np.zeros(self.n))
+                    row_mean = _rules.q_row_means(self.qmatrix, self.y, S)
                 else:
                     row_sum = np.zeros(self.n)
                     for start in range(0, S.size, ROW_BLOCK):
                         rows = S[start:start + ROW_BLOCK]
                         row_sum += self.kernel.rows(rows).sum(axis=0)
-                row_mean = row_sum / S.size
-                sq = self.kernel_diag - 2.0 * row_mean + row_mean[S].mean()
-            self._centred_norms = np.sqrt(np.maximum(sq, 0.0))
+                    row_mean = row_sum / S.size
+                self._centred_norms = _rules.centred_norms(self.kernel_diag, row_mean, S)
         return self._centred_norms
 
     def centred(self, scores):

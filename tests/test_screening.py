@@ -961,6 +961,30 @@ def test_centred_norms_from_the_solver_cache_equal_the_kernel_rows(n, centre_sam
     np.testing.assert_allclose(cached.centred_norms, explicit, atol=1e-12)
 
 
+@pytest.mark.parametrize("n, centre_sample", [(25, 1000), (40, 12), (150, 100)])
+def test_typed_centred_norms_are_the_numpy_formula_bit_for_bit(n, centre_sample):
+    """The typed centring (``_rules.q_row_means`` from the solver's columns,
+    ``_rules.centred_norms``) gives the norms of the numpy expressions it
+    replaced, bit for bit: y * Q.add_columns(S, y_S, 0) / |S|, then
+    sqrt(maximum(K_ii - 2 row_mean + mean(row_mean[S]), 0))."""
+    from svmscreen._kernels import Kernel, compute_layout
+    from svmscreen._solver import QMatrix
+    X, y, K, gamma = make_problem(13, n, 3, "rbf", 1.0, 0.5)
+    Q = QMatrix(Kernel(compute_layout(X), "rbf", gamma, 0.0, 3), y, 10.0)
+    data = ScreeningData(X, y, "rbf", gamma, centre_sample=centre_sample, qmatrix=Q)
+    S = data.centre_index
+    row_mean = y * Q.add_columns(S, y[S], np.zeros(n)) / S.size
+    np.testing.assert_array_equal(_rules.q_row_means(Q, y, S), row_mean)
+    numpy_norms = np.sqrt(np.maximum(data.kernel_diag - 2.0 * row_mean + row_mean[S].mean(),
+                                     0.0))
+    np.testing.assert_array_equal(data.centred_norms, numpy_norms)
+    # a negative square (round-off) is 0, as numpy's maximum makes it
+    shifted = _rules.centred_norms(data.kernel_diag - 5.0, row_mean, S)
+    np.testing.assert_array_equal(
+        shifted, np.sqrt(np.maximum(data.kernel_diag - 5.0 - 2.0 * row_mean
+                                    + row_mean[S].mean(), 0.0)))
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_three_ways_to_q_shat_agree(kernel):
     """Q(s C) from the previous state, through beta = q alpha - s C, and from
