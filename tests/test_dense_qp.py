@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _reference import exact_box_qp
+from conftest import examples
 from svmscreen._kernels import Kernel, compute_layout
 from svmscreen._solver import QMatrix, solve
 from svmscreen.dense_qp import LowRankQ, interior_point, snap_to_bounds
@@ -28,7 +29,7 @@ def objective(Q, p, a):
     return 0.5 * a @ Q @ a + p @ a
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 30), rank=st.integers(1, 30),
        scale=st.sampled_from([1e-3, 1.0, 1e6]), equality=st.booleans(),
        low_rank=st.booleans())
@@ -67,7 +68,7 @@ def test_interior_point_matches_the_exact_qp(seed, n, rank, scale, equality, low
     assert np.abs(Q @ (snapped - found)).max(initial=0.0) <= limit
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 60), k=st.integers(1, 8),
        spread=st.sampled_from([0.0, 6.0, 14.0]))
 def test_low_rank_solves_with_q_plus_d(seed, m, k, spread):

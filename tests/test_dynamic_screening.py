@@ -5,7 +5,7 @@ those without."""
 import numpy as np
 import pytest
 from _reference import exact_box_qp
-from conftest import load_dataset
+from conftest import examples, load_dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +28,7 @@ def problem(n, seed, kernel, gamma=0.5, flip=0.15):
     return X, y, K
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 100_000), kernel=st.sampled_from(["linear", "rbf"]),
        C=st.sampled_from([0.1, 1.0, 10.0]), outliers=st.floats(0.0, 0.4),
        progress=st.floats(0.0, 1.0), fit_intercept=st.booleans())
@@ -110,7 +110,7 @@ def test_cccp_screening_on_real_data():
 
 # --- the solver's own gap-safe screening (_rules._gap_safe_flags) ------------
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 100_000), kernel=st.sampled_from(["linear", "rbf"]),
        C=st.sampled_from([0.1, 1.0, 10.0]), outliers=st.floats(0.0, 0.4),
        weighted=st.booleans(), period=st.sampled_from([1, 3, 50]),

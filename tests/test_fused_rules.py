@@ -28,6 +28,7 @@ from svmscreen.objective import duality_gap, gap_of
 from svmscreen.screening import ScreeningData, screen
 
 from _reference import exact_svc
+from conftest import examples
 
 
 def _per_set_margins(qa, qs, y, hi, q, r1, r2, phi, geometry, norms, centred_norms,
@@ -67,7 +68,7 @@ def _per_set_margins(qa, qs, y, hi, q, r1, r2, phi, geometry, norms, centred_nor
     return lower, upper, intervals
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 40),
        geometry=st.sampled_from([0, 1, 2, 3, 4]),
        fit_intercept=st.booleans(), centred=st.booleans(), weighted=st.booleans())
@@ -134,7 +135,7 @@ def _numpy_violators(alpha, grad, lo, hi, y, fixed, tol):
     return fixed.copy() if (not bad.any() and widened and whole >= tol) else bad
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 30), equality=st.booleans(),
        tol=st.sampled_from([1e-3, 0.1, 1.0]))
 def test_fixed_violators_equals_the_stopping_rule(seed, n, equality, tol):
@@ -204,7 +205,7 @@ def test_precomputed_gap_gives_the_same_screen(rule):
     assert a.screened_bound.tolist() == b.screened_bound.tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 60),
        kind=st.sampled_from(["normal", "ties", "infinite", "decreasing"]))
 def test_unweighted_count_equals_sorted_order_statistics(seed, n, kind):
@@ -234,7 +235,7 @@ def _rbf_problem(seed, n, weighted):
     return rng, X, y, hi_unit, K
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), fit_intercept=st.booleans(),
        weighted=st.booleans(), centre=st.booleans(), q=st.sampled_from([0.7, 1.3, 3.0]))
 def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre, q):
@@ -331,7 +332,7 @@ def test_budgeted_shat_is_safe_and_keeps_q_shat_exact(rule, fit_intercept):
         alpha_prev, c_prev = alpha, c
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), fit_intercept=st.booleans(),
        weighted=st.booleans(), centre=st.booleans(), rule=st.sampled_from(["ssnsv", "essnsv"]),
        q_a=st.sampled_from([0.3, 0.8, 1.0]), q_b=st.sampled_from([1.0, 1.5, 4.0]))
@@ -362,7 +363,7 @@ def test_path_dome_step_equals_screen_dome(seed, n, fit_intercept, weighted, cen
         step(alpha_a, Q @ alpha_a - 1.0, hi_a, 1.01 * hi_b, gap_a)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 40), fit_intercept=st.booleans(),
        weighted=st.booleans(), rule=st.sampled_from(["it", "bt2"]),
        kernel=st.sampled_from(["rbf", "linear"]), budget=st.sampled_from([None, 0, 2]))

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from _reference import exact_svc, exact_svc_dual, svc_margins
-from conftest import load_dataset
+from conftest import examples, load_dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +63,7 @@ def test_each_step_matches_exact_qp(kernel, C, s):
         assert result.objective[t] == pytest.approx(J, rel=1e-8)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=st.integers(0, 10_000), C=st.sampled_from([0.1, 1.0, 10.0]),
        s=st.sampled_from([0.0, -0.3, -1.0]))
 def test_objective_never_increases(seed, C, s):
@@ -591,7 +591,7 @@ def test_repr_shows_plain_numbers():
 
 
 # ------------------- CCCP against exact inner QPs, screening on and off
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(seed=st.integers(0, 10_000), kernel=st.sampled_from(["linear", "rbf"]),
        C=st.sampled_from([0.1, 1.0, 10.0]), s=st.sampled_from([0.0, -0.5]),
        weight=st.sampled_from([1.0, 2.0]))
