@@ -18,4 +18,5 @@ cdef int two_ball_bounds_loop(const double[::1] dot1, const double[::1] dot2,
 cdef int dome_bounds_loop(const double[::1] centre_dot, const double[::1] v_dot_u,
                           const double[::1] vnorm, double radius, double u_norm,
                           double d_prime, double[::1] lower,
-                          double[::1] upper) noexcept nogil
+                          double[::1] upper, double vu_error=*,
+                          double u_sq_rel=*) noexcept nogil

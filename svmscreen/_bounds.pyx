@@ -171,16 +171,31 @@ cdef int two_ball_bounds_loop(const double[::1] dot1, const double[::1] dot2,
 
 
 cdef inline double _cap_min(double vo, double vu, double vn, double radius,
-                            double u_norm, double d_prime) noexcept nogil:
+                            double u_norm, double d_prime, double vu_error,
+                            double u_sq_rel) noexcept nogil:
     """min v'w s.t. u'w <= d, ||w - o|| <= r (paper 003, Lemma 20).
 
     vo = v'o, vu = v'u, vn = ||v||, d_prime = d - u'o.
         if v'u + ||v|| d'/r >= 0:  v'o - r||v||             (ball minimiser feasible)
         else:  v'o + v'u d'/||u||^2 - ||v_perp|| sqrt(r^2 - d'^2/||u||^2)
     The result is never below the ball bound v'o - r||v|| (round-off guard).
+
+    Inexact u (``vu_error`` > 0 or ``u_sq_rel`` > 0): the true v'u is within
+    vu_error of vu and the true ||u||^2 at most (1 + u_sq_rel) u_norm^2.  The
+    closed form is then not a bound: it divides by ||u||, and where w_a is
+    tiny (a reference near w = 0) its round-off made ||u|| half its value and
+    ESSNSV screened free support vectors (a fuzz, linear, |x| < 0.43).  Its
+    Lagrangian dual is one: for every lambda >= 0,
+        min v'w >= v'o - lambda d' - r ||v + lambda u||      (weak duality),
+    and with mu = lambda u_norm,
+        ||v + lambda u||^2 <= v_perp^2 + (vu_hat + mu)^2
+                              + 2 mu vu_error / u_norm + mu^2 u_sq_rel,
+    which needs only upper bounds on v'u and ||u||^2.  lambda is the closed
+    form's multiplier, vu_hat + mu = -(d'/||u||) ||v_perp|| / chord, at which
+    the dual equals the closed form for exact inputs.
     """
     cdef double ball = vo - radius * vn
-    cdef double vu_hat, e, vperp2, val
+    cdef double vu_hat, e, e_signed, vperp2, chord, mu, norm2, val
     if radius <= 0.0 or vn <= 0.0:
         return vo
     if vu + vn * d_prime / radius >= 0.0:
@@ -189,17 +204,27 @@ cdef inline double _cap_min(double vo, double vu, double vn, double radius,
     # overflowed at ||w|| ~ 1e77 (a kernel of scale 1e-200 at C ~ 1e205),
     # and r^2 - inf made the cap's chord 0 (SSNSV put a sample back)
     vu_hat = vu / u_norm
-    e = fabs(d_prime / u_norm)
+    e_signed = d_prime / u_norm
+    e = fabs(e_signed)
     vperp2 = fmax((vn - fabs(vu_hat)) * (vn + fabs(vu_hat)), 0.0)
-    val = (vo + vu_hat * (d_prime / u_norm)
-           - sqrt(vperp2) * (sqrt(fmax(radius - e, 0.0)) * sqrt(radius + e)))
-    return fmax(val, ball)
+    chord = sqrt(fmax(radius - e, 0.0)) * sqrt(radius + e)
+    if vu_error == 0.0 and u_sq_rel == 0.0:
+        val = vo + vu_hat * e_signed - sqrt(vperp2) * chord
+        return fmax(val, ball)
+    if not chord > 0.0:                  # tangent: the ball (always valid)
+        return ball
+    mu = fmax(-e_signed * (sqrt(vperp2) / chord) - vu_hat, 0.0)
+    norm2 = (vperp2 + (vu_hat + mu) * (vu_hat + mu) + 2.0 * mu * (vu_error / u_norm)
+             + mu * mu * u_sq_rel)
+    val = vo - mu * e_signed - radius * sqrt(norm2)
+    return fmax(val, ball)               # (a nan, from inf - inf, gives the ball)
 
 
 cdef int dome_bounds_loop(const double[::1] centre_dot, const double[::1] v_dot_u,
                           const double[::1] vnorm, double radius, double u_norm,
                           double d_prime, double[::1] lower,
-                          double[::1] upper) noexcept nogil:
+                          double[::1] upper, double vu_error=0.0,
+                          double u_sq_rel=0.0) noexcept nogil:
     """Bounds of v_i'w over {u'w <= d} cap B(o, r) (paper 003, Lemma 20).
 
     centre_dot[i] = v_i'o, v_dot_u[i] = v_i'u, d_prime = d - u'o.  The
@@ -209,7 +234,9 @@ cdef int dome_bounds_loop(const double[::1] centre_dot, const double[::1] v_dot_
     to the ball alone (status BOUND_DISJOINT for the latter); r = 0 gives the
     point o.  Round-off of the inputs is the caller's: it passes d' and r
     already widened by their round-off (``_rules.dome_shape``), so a tangent
-    half-space (w_a = w_b on a saturated path) stays a thin cap.
+    half-space (w_a = w_b on a saturated path) stays a thin cap; the error
+    of u (each v_i'u within ``vu_error``, ||u||^2 within a factor
+    1 + ``u_sq_rel`` of u_norm^2) goes to ``_cap_min``.
 
     Returns a BoundStatus.
     """
@@ -231,8 +258,8 @@ cdef int dome_bounds_loop(const double[::1] centre_dot, const double[::1] v_dot_
             upper[i] = vo + radius * vn
             continue
         vu = v_dot_u[i]
-        lower[i] = _cap_min(vo, vu, vn, radius, u_norm, d_prime)
-        upper[i] = -_cap_min(-vo, -vu, vn, radius, u_norm, d_prime)
+        lower[i] = _cap_min(vo, vu, vn, radius, u_norm, d_prime, vu_error, u_sq_rel)
+        upper[i] = -_cap_min(-vo, -vu, vn, radius, u_norm, d_prime, vu_error, u_sq_rel)
         if upper[i] < lower[i]:          # round-off at a point-like region
             upper[i] = lower[i] = 0.5 * (lower[i] + upper[i])
     return status
@@ -275,9 +302,11 @@ def two_ball_bounds(dot1, dot2, vnorm, double r1, double r2, double phi_norm):
 
 
 def dome_bounds(centre_dot, v_dot_u, vnorm, double radius, double u_norm,
-                double d_prime):
+                double d_prime, double vu_error=0.0, double u_sq_rel=0.0):
     """(lower, upper, status) over {u'w <= d} cap B(o, r); see
     ``dome_bounds_loop``."""
+    if not (vu_error >= 0.0 and u_sq_rel >= 0.0):
+        raise ValueError("vu_error and u_sq_rel must be >= 0")
     cdef const double[::1] cd = _f64(centre_dot)
     cdef const double[::1] vu = _f64(v_dot_u)
     cdef const double[::1] vn = _f64(vnorm)
@@ -286,5 +315,6 @@ def dome_bounds(centre_dot, v_dot_u, vnorm, double radius, double u_norm,
     cdef double[::1] lo = lower, up = upper
     cdef int status
     with nogil:
-        status = dome_bounds_loop(cd, vu, vn, radius, u_norm, d_prime, lo, up)
+        status = dome_bounds_loop(cd, vu, vn, radius, u_norm, d_prime, lo, up, vu_error,
+                                  u_sq_rel)
     return lower, upper, status

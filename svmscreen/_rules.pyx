@@ -728,7 +728,8 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
                         const Py_ssize_t[::1] centre_index, bint fit_intercept,
                         bint weighted, double target, double[::1] lower,
                         double[::1] upper, double[:, ::1] work, double* b,
-                        int* statuses, int sets=V_BOTH, bint margins=True) noexcept nogil:
+                        int* statuses, int sets=V_BOTH, bint margins=True,
+                        double vu_error=0.0, double u_sq_rel=0.0) noexcept nogil:
     """The margin bounds of every sample over one region, in typed loops:
     per v-set (bias-free: z_i; intercept: phi_i, and phi_i - c
     when ``centre_index`` is not empty), the score bounds over the region,
@@ -742,7 +743,9 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
              2: BT1 cap BT2 (paper 000, Thm 8), phi_norm = ||m1 - m2||;
              3, 4: the SSNSV / ESSNSV dome {-w_a'w <= d'} cap B(o, r)
                 (``dome_shape``), qa = Q alpha_a, qs = Q alpha_b, r1 = r,
-                r2 = d', phi_norm = ||w_a||; o = 0 (3) or w_b / 2 (4).
+                r2 = d', phi_norm = ||w_a||; o = 0 (3) or w_b / 2 (4);
+                each (Q alpha_a)_i within ``vu_error`` and ||w_a||^2 within
+                a factor 1 + ``u_sq_rel`` of phi_norm^2 (``_cap_min``).
     b[0:2] = plain interval, b[2:4] = centred one; statuses[0:2] the
     geometry statuses of the sets.  ``sets`` (V_PLAIN, V_CENTRED, V_BOTH)
     limits the v-sets (a set left out gets the interval (-inf, inf));
@@ -789,8 +792,10 @@ cdef int _fused_margins(const double[::1] qa, const double[::1] qs, const double
                 # v'm2, m2 = 1/2 (w_ref + sum_j s_j C_j z_j) (paper 000, Thm 7)
                 c2[i] = 0.5 * (dw + ds)
         if geometry >= 3:
+            # v_i'u = -(y_i qa_i - shift_w): twice qa's error in the centred set
             statuses[k] = dome_bounds_loop(c2, c1, norms if k == 0 else centred_norms, r1,
-                                           phi_norm, r2, out_lo, out_hi)
+                                           phi_norm, r2, out_lo, out_hi,
+                                           vu_error * (1.0 if k == 0 else 2.0), u_sq_rel)
         elif geometry == 0:
             ball_bounds_loop(c1, norms if k == 0 else centred_norms, r1, out_lo, out_hi)
             statuses[k] = 0
@@ -1583,8 +1588,8 @@ cdef class DomePathStep(_PathStep):
         the larger reference: two bool masks, which the next call
         overwrites."""
         cdef Py_ssize_t i, n = self.y.shape[0]
-        cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, hi_sum = 0.0, g_max = 0.0
-        cdef double roundoff, tau_eff, radius, d_prime, rho_a, floor
+        cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, l1_a = 0.0, hi_sum = 0.0
+        cdef double g_max = 0.0, roundoff, tau_eff, radius, d_prime, rho_a, floor, qa_error
         cdef bint weighted = False, ordered = True
         cdef int err = 0
         if not self.has_upper:
@@ -1602,6 +1607,7 @@ cdef class DomePathStep(_PathStep):
                 gamma_a += alpha_a[i] * self.qa[i]           # ||w_a||^2
                 cross += alpha_a[i] * self.qb[i]             # w_a'w_b
                 l1 += fabs(alpha_a[i] + self.alpha_b[i])
+                l1_a += fabs(alpha_a[i])
                 hi_sum += hi[i]
                 if fabs(grad_a[i]) > g_max:
                     g_max = fabs(grad_a[i])
@@ -1620,11 +1626,22 @@ cdef class DomePathStep(_PathStep):
                            + 2.0 * floor)
                 _dome_shape(gamma_a, self.gamma_b, cross, self.enhanced, roundoff,
                             rho_a, self.rho_b, &radius, &d_prime)
+                # The half-space's normal u = -w_a is known only through
+                # qa (each entry within qa_error: the kernel's round-off and
+                # the gradient's floor, sec. 8) and gamma_a (within
+                # l1_a qa_error).  Where w_a is tiny these errors are of
+                # its own size (gamma_a 1.6e-19 for 6.3e-19) and the closed
+                # form of the cap is no bound; _cap_min then uses its
+                # Lagrangian dual, which needs only upper bounds of v'u and
+                # ||u||^2 (docs/screening.md sec. 8).
+                qa_error = _quadratic_roundoff(self.roundoff_scale, l1_a, 1.0) + floor
                 err = _fused_margins(self.qa, self.qb, self.y, hi, 1.0, radius, d_prime,
                                      sqrt(fmax(gamma_a, 0.0)), 4 if self.enhanced else 3,
                                      self.norms, self.centred_norms, self.centre_index,
                                      self.fit_intercept, weighted, 0.0, self.lower,
-                                     self.upper, self.work, self.b, self.statuses)
+                                     self.upper, self.work, self.b, self.statuses,
+                                     V_BOTH, True, qa_error,
+                                     l1_a * qa_error / gamma_a if gamma_a > 0.0 else INFINITY)
                 if not err:
                     self.conflicts = _classify_masks_loop(self.lower, self.upper, tau_eff,
                                                           self.zero, self.bound)

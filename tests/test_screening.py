@@ -639,6 +639,48 @@ def test_inexact_references_never_screen_wrongly_domes(problem, log_c_a, log_up,
     assert np.all(results["ssnsv"].screened_bound <= results["essnsv"].screened_bound)
 
 
+def test_dome_with_a_tiny_inexact_w_a_screens_nothing_wrong():
+    """Regression (a wider fuzz than the property above): each point twice,
+    some with both labels, so w*(C) = 0 at every C; alpha_a is the optimum at
+    C_a plus noise of 1e-7 C_a, so ||w_a|| = 8e-10, and gamma_a = a'(G + 1)
+    came out 1.6e-19 for 6.3e-19 (the gradient's floor, 1e-16 a sample, is of
+    w_a's own size).  The cap's closed form divides by ||u|| = ||w_a||: with
+    half its value ESSNSV's intercept interval was [-56.5, -11.4], b* = -1,
+    and free support vectors (sample 1: alpha* = 0.86 C) were put in R'."""
+    X = np.array([[-0.1271072339851977, -0.1570726622087458, 0.09814907644603152],
+                  [0.10525899678897072, -0.19725191340990542, -0.22274392025485001],
+                  [-0.159723171150986, 0.34344893508343466, -0.1211890018523254],
+                  [-0.27564289828059935, 0.295797649105813, 0.022804941756289887],
+                  [0.31493977427723185, 0.19825910570363448, 0.353964332109303],
+                  [0.21245478791232258, 0.11453517171663075, -0.17531984040871934],
+                  [-0.06316993665019144, -0.22146155895773195, 0.09318512749405475],
+                  [0.007978946699628913, 0.10285182867774738, -0.42639945140273133]] * 2)
+    y = np.array([1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, -1, 1, -1, 1, 1], dtype=float)
+    alpha_a = np.array([
+        0.003270507447179751, 0.009359653473093437, 0.003270507447179751,
+        0.005887791210792287, 0.0030938804980060667, 1.6762642221022125e-09,
+        0.0012817164167423648, 0.0, 0.0, 0.003270507447179751, 0.0, 4.859428755703418e-10,
+        0.003270507447179751, 0.0, 0.003270506790721141, 0.003270507181401109])
+    alpha_b = np.array([
+        149.95247503821864, 324.7828440124879, 152.21820334234192, 323.29121635963526,
+        126.42611582394971, 50.74783230719746, 69.69860732415712, 0.0, 0.0,
+        136.12132741984115, 0.0, 0.0, 152.21820334234192, 0.0, 152.21820334234192,
+        152.21820334234192])
+    weights = np.where(y > 0, 0.3, 1.0)
+    c_a, c, c_b = 0.01090169149059917, 66.70516532886927, 507.3940111411398
+    K = X @ X.T
+    Q = (y[:, None] * y[None, :]) * K
+    alpha_star, b_star = exact_svc(K, y, c * weights)
+    assert np.abs(X.T @ (y * alpha_star)).max() < 1e-12 and b_star[0] == pytest.approx(-1.0)
+    for centre in (False, True):
+        data = ScreeningData(X, y, "linear", fit_intercept=True, centre=centre)
+        for rule in ("ssnsv", "essnsv"):
+            result = screen_dome(data, alpha_a, Q @ alpha_a - 1, c_a * weights, alpha_b,
+                                 Q @ alpha_b - 1, c_b * weights, c * weights, rule)
+            assert wrong_screens(result, alpha_star, c * weights) == 0, (centre, rule)
+            assert_sandwich(result, K, y, alpha_star, b_star, True)
+
+
 def test_naive_domes_with_inexact_references_fail():
     """As for the balls: the papers' domes fed inexact references as if exact
     screen wrongly; the gap-inflated domes on the same inputs do not."""
