@@ -26,7 +26,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from libsvm.svmutil import svm_predict, svm_train  # conftest has pinned OMP_NUM_THREADS=1
@@ -1178,6 +1178,7 @@ def test_where_libsvm_float_cache_differs_we_are_the_more_exact():
 @given(n=st.integers(2, 25), d=st.integers(1, 4), kernel=st.sampled_from(["linear", "poly", "rbf"]),
        C=st.sampled_from([0.01, 0.5, 1.0, 5.0]), duplicates=st.booleans(),
        first_label=st.sampled_from([-1.0, 1.0]), seed=st.integers(0, 2**32 - 1))
+@example(n=19, d=1, kernel="poly", C=5.0, duplicates=True, first_label=1.0, seed=19)
 def test_matches_libsvm_on_small_random_problems(n, d, kernel, C, duplicates, first_label,
                                                  seed):
     """Edge shapes the real sets do not have: n = 2, one sample of a class,
@@ -1197,20 +1198,38 @@ def test_matches_libsvm_on_small_random_problems(n, d, kernel, C, duplicates, fi
     sign = 1.0 if ref.get_labels()[0] == 1.0 else -1.0
     expected = sign * np.asarray(svm_predict(y, Xs, ref, "-q")[2])[:, 0]
     ref_intercept = -sign * ref.rho[0]
+    # LIBSVM itself can miss the optimum by more than 1e-4 here: duplicated
+    # points with opposite labels make K singular, and its single-precision
+    # Q cache (test_where_libsvm_float_cache_differs_we_are_the_more_exact)
+    # and its iteration cap ("reaching max number of iterations") left it
+    # 1.7e-4 off the exact optimum (poly, C = 5, n = 19, seed 19; ours 4e-7).
+    # So the exact reference (tests/_reference.py) decides: we must be within
+    # 1e-4 of it, and within 1e-4 of LIBSVM unless LIBSVM is off it by more
+    # than 1e-5 and we are the closer of the two.
+    K = Kernel(np.ascontiguousarray(X), kernel, gamma, coef0, 3).rows(np.arange(n))
+    alpha_star, b_star = exact_svc(K, y, C)
+    exact_w = K @ (y * alpha_star)
+    libsvm_error = np.abs(expected - ref_intercept - exact_w).max()
+    libsvm_b_error = max(b_star[0] - ref_intercept, ref_intercept - b_star[1])
     for Xl in (X, Xs):
         model = fit_binary(Xl, y, C=C, kernel=kernel, gamma=None if kernel == "linear" else gamma,
                            coef0=coef0, degree=3, tol=1e-8)
         f = model.decision_function(Xl)
         # w (the kernel part of f) is unique ...
-        np.testing.assert_allclose(f - model.intercept_, expected - ref_intercept, atol=1e-4)
+        np.testing.assert_allclose(f - model.intercept_, exact_w, atol=1e-4)
+        if libsvm_error <= 1e-5 or np.abs(f - model.intercept_ - exact_w).max() >= libsvm_error:
+            np.testing.assert_allclose(f - model.intercept_, expected - ref_intercept, atol=1e-4)
         # ... b need not be (no free support vector): it must be an optimal
-        # intercept for our alpha, and equal LIBSVM's when a clearly free
-        # support vector pins it.
+        # intercept for our alpha, and equal LIBSVM's (the same rule) when a
+        # clearly free support vector pins it.
         margin = y * f
         assert np.all(margin[model.alpha_ < C] >= 1 - 1e-6)
         assert np.all(margin[model.alpha_ > 0] <= 1 + 1e-6)
         if np.any((model.alpha_ > 1e-3 * C) & (model.alpha_ < (1 - 1e-3) * C)):
-            assert abs(model.intercept_ - ref_intercept) <= 1e-4
+            b_error = max(b_star[0] - model.intercept_, model.intercept_ - b_star[1])
+            assert b_error <= 1e-4
+            if libsvm_b_error <= 1e-5 or b_error >= libsvm_b_error:
+                assert abs(model.intercept_ - ref_intercept) <= 1e-4
 
 
 @PROPERTY
