@@ -556,11 +556,14 @@ cdef Py_ssize_t _drop_conflicts_loop(unsigned char[::1] screened_zero,
 
 cdef Py_ssize_t _classify_masks_loop(const double[::1] lower, const double[::1] upper,
                                      double tau, unsigned char[::1] screened_zero,
-                                     unsigned char[::1] screened_bound) noexcept nogil:
+                                     unsigned char[::1] screened_bound,
+                                     Py_ssize_t* screened) noexcept nogil:
     """``_classify_loop`` then ``_drop_conflicts_loop`` on zeroed masks, in
     one pass without branches (the three passes were half of ``_ball``'s
-    own time on a path step); returns the number of conflicts dropped."""
-    cdef Py_ssize_t i, conflicts = 0
+    own time on a path step); returns the number of conflicts dropped, and
+    |R'| + |L'| in ``screened`` (a path skips the screened solve's set-up
+    when it is 0: ``path.make_screening``)."""
+    cdef Py_ssize_t i, conflicts = 0, count = 0
     cdef bint zero, bound, both
     for i in range(lower.shape[0]):
         zero = _proved_zero(lower[i], tau)
@@ -569,6 +572,8 @@ cdef Py_ssize_t _classify_masks_loop(const double[::1] lower, const double[::1] 
         screened_zero[i] = zero & (not both)
         screened_bound[i] = bound & (not both)
         conflicts += both
+        count += (zero | bound) & (not both)
+    screened[0] = count
     return conflicts
 
 
@@ -631,15 +636,6 @@ def centred_norms(const double[::1] kernel_diag, row_mean, centre_index):
                 sq = 0.0
             norms[i] = sqrt(sq)
     return out
-
-
-cdef Py_ssize_t _count_masks(const unsigned char[::1] screened_zero,
-                             const unsigned char[::1] screened_bound) noexcept nogil:
-    """|R'| + |L'| of masks without conflicts (``_classify_masks_loop``'s)."""
-    cdef Py_ssize_t i, count = 0
-    for i in range(screened_zero.shape[0]):
-        count += screened_zero[i] + screened_bound[i]
-    return count
 
 
 def classify(const double[::1] lower, const double[::1] upper, double tau,
@@ -1337,6 +1333,7 @@ cdef struct BallStep:
     double b[4]          # plain and centred intercept intervals
     int statuses[2]      # geometry statuses of the two v-sets
     Py_ssize_t conflicts
+    Py_ssize_t screened  # |R'| + |L'| (0 when the masks are not filled)
 
 
 cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[::1] y,
@@ -1371,6 +1368,7 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
     out.b[2] = out.b[3] = NAN
     out.statuses[0] = out.statuses[1] = 0
     out.conflicts = 0
+    out.screened = 0
     if _reference_summary(alpha, qa, hi_ref, hi, &out.s):
         return -1
     floor = _gradient_floor(out.s.g_max)
@@ -1390,7 +1388,7 @@ cdef int _ball_step(const double[::1] alpha, const double[::1] qa, const double[
         return -2
     if screened_zero.shape[0] > 0:
         out.conflicts = _classify_masks_loop(lower, upper, out.tau_eff, screened_zero,
-                                             screened_bound)
+                                             screened_bound, &out.screened)
     return 0
 
 
@@ -1487,8 +1485,7 @@ cdef class _PathStep:
             raise ValueError("hi and hi_ref must be positive, finite and proportional")
         if err:
             raise MemoryError(type(self).__name__)
-        if classify:
-            self.n_screened = _count_masks(self.zero, self.bound)
+        self.n_screened = self.ball.screened
         return 0
 
 
@@ -1644,8 +1641,8 @@ cdef class DomePathStep(_PathStep):
                                      l1_a * qa_error / gamma_a if gamma_a > 0.0 else INFINITY)
                 if not err:
                     self.conflicts = _classify_masks_loop(self.lower, self.upper, tau_eff,
-                                                          self.zero, self.bound)
-                    self.n_screened = _count_masks(self.zero, self.bound)
+                                                          self.zero, self.bound,
+                                                          &self.n_screened)
         if not ordered:
             raise ValueError("the domes need hi_a <= hi <= hi_b")
         if err:
@@ -1980,8 +1977,8 @@ cdef class TwoBallPathStep(_PathStep):
                                  self.work, self.b, self.statuses)
             if not err:
                 self.conflicts = _classify_masks_loop(self.lower, self.upper,
-                                                      self.ball.tau_eff, self.zero, self.bound)
-                self.n_screened = _count_masks(self.zero, self.bound)
+                                                      self.ball.tau_eff, self.zero, self.bound,
+                                                      &self.n_screened)
         if err:
             raise MemoryError("TwoBallPathStep")
         return self.masks
@@ -2020,9 +2017,10 @@ def classify_masks(const double[::1] lower, const double[::1] upper, double tau,
                    unsigned char[::1] screened_zero, unsigned char[::1] screened_bound):
     """``_classify_masks_loop``: R' and L' with conflicts dropped; returns
     the number of conflicts dropped."""
-    cdef Py_ssize_t conflicts
+    cdef Py_ssize_t conflicts, screened
     with nogil:
-        conflicts = _classify_masks_loop(lower, upper, tau, screened_zero, screened_bound)
+        conflicts = _classify_masks_loop(lower, upper, tau, screened_zero, screened_bound,
+                                         &screened)
     return conflicts
 
 
