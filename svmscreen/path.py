@@ -172,9 +172,12 @@ def epsilon_step(C_prev, alpha, grad, p, lo, hi, y, epsilon, Q=None):
         gap = gap_of(alpha, grad, p, lo, hi, y)
         # P_{C_prev}(w0, b) = W0/2 + C_prev xi0
         C_xi0 = gap.primal / unit - 0.5 * W0
-    if q <= 0:
-        return np.inf
     b = U0 - C_xi0 + epsilon * U0
+    if q <= 0:
+        # w = 0 (a zero kernel, or alpha = 0): the inequality is -2 b s <= 0,
+        # every s or none, as s = 1 decides; an inaccurate reference (a solve
+        # stopped at max_iter) had been certified to C_max all the same
+        return np.inf if b >= 0 else None
     # b and W0 in units of the larger (exact again): their squares below
     # neither overflow nor underflow
     scale = _power_of_two(max(abs(b), W0))

@@ -1539,6 +1539,32 @@ def test_an_epsilon_step_after_max_iter_says_why_it_is_not_certified():
                          in message for message in steps)
 
 
+def test_an_epsilon_step_from_w_zero_is_certified_only_by_an_accurate_reference():
+    # With w = 0 at the reference (a zero kernel) epsilon_step returned an
+    # infinite step whatever the reference's gap: a solve stopped at
+    # max_iter=1 (gap 0.2 at dual value 0.2) went to C_max, unwarned
+    X = np.zeros((6, 2))
+    y = np.array([1, 1, 1, 1, -1, -1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = train_path(X, y, grid="epsilon", C_range=(0.1, 100.0), kernel="linear",
+                          max_iter=1, screening=None)
+    assert any("the solve stopped at max_iter before it was epsilon-accurate"
+               in str(w.message) for w in caught)
+    assert path.C[1] < 1.0
+    # from an accurate reference w = 0 certifies every larger C (alpha(C)
+    # is C alpha(C_prev) on a zero kernel)
+    exact = train_path(X, y, grid="epsilon", C_range=(0.1, 100.0), kernel="linear",
+                       screening=None)
+    assert exact.C.tolist() == [0.1, 100.0]
+    assert exact.model(1).objective_ == pytest.approx(1000 * exact.model(0).objective_)
+    # alpha = 0 (dual value 0, gap C n) certifies nothing
+    from svmscreen.path import epsilon_step
+    p = -np.ones(6)
+    assert epsilon_step(0.1, np.zeros(6), p.copy(), p, np.zeros(6), np.full(6, 0.1),
+                        y.astype(float), 1e-3) is None
+
+
 @pytest.mark.parametrize("C_low", [1e-17, 1e-200, 1e-300])
 def test_epsilon_path_from_a_tiny_C(C_low):
     # At C = 1e-17, W0 = a'Qa read from the gradient (G = Q a - 1) cancelled
