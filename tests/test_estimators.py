@@ -129,6 +129,40 @@ def test_probabilities_are_libsvm_platt_scaling(classes):
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")   # sklearn 1.9 deprecates probability
+@pytest.mark.parametrize("kernel", ["rbf", "precomputed"])
+def test_probabilities_leave_out_samples_of_weight_zero(kernel):
+    """Platt's sigmoid is fitted without the samples of weight 0, as
+    scikit-learn's SVC removes them before LIBSVM's CV: their decision
+    values had entered the fit (with 40 noisy samples of weight 0 among
+    iris's classes 1 and 2, probA_ -1.1 where scikit-learn's is -4.4, and
+    probabilities 0.3 apart; here probA_ and probB_ were up to 1.9 off)."""
+    X, y = load_iris(return_X_y=True)
+    rng = np.random.default_rng(0)
+    weight = np.ones(y.size)
+    noisy = rng.choice(y.size, 50, replace=False)
+    X = X.copy()
+    X[noisy] += rng.normal(scale=3.0, size=(50, 4))
+    weight[noisy] = 0.0
+    kept = weight > 0
+    if kernel == "precomputed":
+        data, alone = X @ X.T, (X @ X.T)[np.ix_(kept, kept)]
+    else:
+        data, alone = X, X[kept]
+    # gamma fixed: "scale" reads every row, weighted 0 or not
+    weighted = SVC(kernel=kernel, gamma=0.5, probability=True, random_state=0).fit(
+        data, y, sample_weight=weight)
+    reference = SVC(kernel=kernel, gamma=0.5, probability=True, random_state=0).fit(
+        alone, y[kept])
+    np.testing.assert_array_equal(weighted.probA_, reference.probA_)
+    np.testing.assert_array_equal(weighted.probB_, reference.probB_)
+    if kernel == "rbf":
+        theirs = svm.SVC(gamma=0.5, probability=True, random_state=0).fit(
+            X, y, sample_weight=weight)
+        # the same method; only the random 5-fold splits differ
+        assert np.abs(weighted.predict_proba(X) - theirs.predict_proba(X)).max() < 0.05
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")   # sklearn 1.9 deprecates probability
 @pytest.mark.parametrize("classes", [[0, 1, 2], [0, 1]])
 @pytest.mark.parametrize("attribute", ["probA_", "probB_"])
 def test_predict_proba_refuses_sigmoids_set_to_nan(classes, attribute):
