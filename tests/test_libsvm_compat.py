@@ -1044,6 +1044,22 @@ def test_probability_model_reproduces_libsvm(data_root, name, rows):
 
 
 @pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")
+@pytest.mark.parametrize("options", ["-s 0 -e 1e-8", "-s 1"])     # (nu-SVC: 1e-8 hits max_iter)
+def test_probability_model_of_a_precomputed_kernel_reproduces_libsvm(data_root, options):
+    """-t 4 -b 1: the folds' decision values read the held-out samples'
+    kernel values by serial number (``_Rows.cross``), three classes."""
+    y, X = problem("heart_scale", data_root, 150)
+    y = np.where(np.arange(y.size) % 4 == 0, 3.0, y)
+    rows = precomputed_rows(X)
+    m_lib, m_ours = both_train(y, rows, f"-t 4 {options} -b 1")
+    np.testing.assert_allclose(m_ours.probA, m_lib.probA[:3], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(m_ours.probB, m_lib.probB[:3], rtol=1e-6, atol=1e-8)
+    p_lib, p_ours = both_predict(y, rows, m_lib, m_ours, "-b 1")
+    assert np.max(np.abs(np.array(p_lib[2]) - np.array(p_ours[2]))) <= 1e-6
+    assert p_ours[0] == p_lib[0]
+
+
+@pytest.mark.skipif(not GLIBC, reason="libsvm-official draws from the C library's rand()")
 @pytest.mark.parametrize("name, rows, options", [("heart_scale", None, "-v 5"),
                                                  ("letter.scale", 600, "-v 3 -t 0")])
 def test_cross_validation_reproduces_libsvm(data_root, name, rows, options, capsys):
