@@ -1503,6 +1503,22 @@ MALFORMED_MODELS = [
     ("negative serial", PRECOMPUTED_MODEL.replace("0:3", "0:-1"), 10, "'0:serial' first"),
     ("serial below 1", PRECOMPUTED_MODEL.replace("0:1", "0:0.5"), 9, "serial >= 1"),
     ("missing serial", PRECOMPUTED_MODEL.replace("1 0:1", "1"), 9, "'0:serial' first"),
+    # the count of values read before the bad one: a label beyond a C int
+    # was counted, "after 3" for the third label
+    ("label beyond a C int", GOOD_MODEL.replace("label 1 2 3", "label 1 2 3000000000"), 7,
+     "got '3000000000' after 2"),
+    ("degree beyond a C int", GOOD_MODEL.replace("gamma 0.5", "gamma 0.5\ndegree 2147483648"), 4,
+     "'degree' expects 1 integer, got '2147483648' after 0"),
+    ("nr_class 0", GOOD_MODEL.replace("nr_class 3", "nr_class 0"), 4, "nr_class must be >= 1"),
+    ("negative total_sv", GOOD_MODEL.replace("total_sv 3", "total_sv -1"), 5,
+     "total_sv must be >= 0"),
+    ("nr_class twice", GOOD_MODEL.replace("nr_sv 1 1 1\n", "nr_sv 1 1 1\nnr_class 4\n"), 9,
+     "nr_class 4 disagrees with 'rho'"),
+    ("missing rho", GOOD_MODEL.replace("rho 0.125 0.25 -0.375\n", ""), 8, "lacks 'rho'"),
+    ("missing label", GOOD_MODEL.replace("label 1 2 3\n", ""), 8, "lacks 'label'"),
+    ("one-class of 3 classes", GOOD_MODEL.replace("c_svc", "one_class").replace(
+        "label 1 2 3\n", "").replace("nr_sv 1 1 1\n", ""), 4,
+     "nr_class must be 2 for one_class models, got 3"),
 ]
 
 

@@ -199,12 +199,13 @@ def _read_values(tokens, keyword, count, convert, detail):
     for _ in range(count):
         token, line = tokens.next(f"the {count} values of '{keyword}'")
         try:
-            values.append(convert(token))
-            if convert is _c_int and not fits_c_int(values[-1]):
+            value = convert(token)
+            if convert is _c_int and not fits_c_int(value):
                 raise ValueError        # a C int in svm.h
         except ValueError:
             raise tokens.error(line, f"'{keyword}' expects {count} {detail}, got {token!r} "
                                f"after {len(values)}") from None
+        values.append(value)
     return values
 
 
