@@ -424,16 +424,22 @@ def test_nu_svc_with_r_0_as_libsvm(tmp_path, capfd):
     assert ours.svm_train(y, x, "-s 1 -v 3 -q") == official.svm_train(y, x, "-s 1 -v 3 -q")
 
 
-def test_negative_nan_coefficient_saved_as_libsvm(tmp_path):
+@pytest.mark.parametrize("kernel", [0, 4])
+def test_negative_nan_coefficient_saved_as_libsvm(tmp_path, kernel):
     """A three-class nu-SVC whose first pair has r = 0 (a point with two
     labels): a class-2 SV's coefficient in that pair is 0 * inf, a nan with
     its sign bit, which svm_save_model's printf writes "-nan"; the writer
-    wrote "nan", in the file it trained and in one it loaded and saved."""
+    wrote "nan", in the file it trained and in one it loaded and saved.
+    (-t 4: the same kernel precomputed, whose SV lines are written apart.)"""
     y, x = [1, 2, 2, 3], [{1: 1.0}, {1: 1.0}, {1: 2.0}, {1: 3.0}]
-    official.svm_save_model(str(tmp_path / "lib"), official.svm_train(y, x, "-s 1 -t 0 -q"))
-    ours.svm_save_model(str(tmp_path / "ours"), ours.svm_train(y, x, "-s 1 -t 0 -q"))
+    if kernel == 4:
+        v = [1.0, 1.0, 2.0, 3.0]
+        x = [[i + 1] + [a * b for b in v] for i, a in enumerate(v)]
+    options = f"-s 1 -t {kernel} -q"
+    official.svm_save_model(str(tmp_path / "lib"), official.svm_train(y, x, options))
+    ours.svm_save_model(str(tmp_path / "ours"), ours.svm_train(y, x, options))
     lib_text = (tmp_path / "lib").read_bytes()
-    assert b"\n-nan 2 1:2 \n" in lib_text
+    assert (b"\n-nan 2 1:2 \n" if kernel == 0 else b"\n-nan 2 0:3 \n") in lib_text
     assert (tmp_path / "ours").read_bytes() == lib_text
     ours.svm_save_model(str(tmp_path / "again"), ours.svm_load_model(str(tmp_path / "lib")))
     assert (tmp_path / "again").read_bytes() == lib_text
