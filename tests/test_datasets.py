@@ -749,6 +749,34 @@ def test_atomic_output_leaves_no_temporary_file_when_keeping_the_mode_fails(tmp_
     assert out.read_bytes() == b"old"
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_atomic_output_in_a_directory_without_write_permission(tmp_path, monkeypatch):
+    """As fopen(path, "w") in a directory where no file can be created: a
+    writable existing file is overwritten in place; a new one is refused
+    with a PermissionError naming the path, not the temporary file.  (The
+    directory's refusal is simulated: the tests may run as root.)"""
+    from svmscreen import _files
+    real_open = os.open
+
+    def locked(path, flags, *args):
+        if flags & os.O_CREAT:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, flags, *args)
+
+    out = tmp_path / "model"
+    out.write_bytes(b"old")
+    inode = os.stat(out).st_ino
+    monkeypatch.setattr(_files.os, "open", locked)
+    with _files.atomic_output(out) as handle:
+        handle.write(b"new")
+    assert out.read_bytes() == b"new" and os.stat(out).st_ino == inode
+    with pytest.raises(PermissionError) as info:
+        with _files.atomic_output(tmp_path / "new.model") as handle:
+            handle.write(b"new")
+    assert info.value.filename == str(tmp_path / "new.model")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
 @pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".lzma"])
 def test_plain_text_with_a_compressed_name_is_read(suffix, tmp_path):
     """LIBSVM's tools read a file whatever its name: plain text named
