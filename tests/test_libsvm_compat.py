@@ -1805,6 +1805,41 @@ def test_train_command_cross_validation_and_errors(data_root, tmp_path, monkeypa
     assert os.listdir(tmp_path) == ["m"]
 
 
+@pytest.mark.parametrize("command, argv, err, usage", [
+    ("predict", ["-b"], "", True),
+    ("predict", ["-b", "x", "t", "m", "o"], "option -b needs 0 or 1, got 'x'\n", True),
+    ("predict", ["-z", "t", "m", "o"], "Unknown option: -z\n", True),
+    ("predict", ["t", "m"], "", True),
+    ("predict", ["missing", "m", "o"], "can't open input file missing\n", False),
+    ("predict", ["t", "missing", "o"], "can't open model file missing\n", False),
+    ("scale", ["-l"], "", True),
+    ("scale", ["-y", "0"], "", True),
+    ("scale", ["-l", "a", "t"], "option -l needs a number, got 'a'\n", True),
+    ("scale", ["-q", "1", "t"], "unknown option\n", True),
+    ("scale", ["t", "t"], "", True),
+    ("scale", ["-r", "missing", "t"], "can't open file missing\n", False),
+    ("train", ["-t", "4", "t"], "Wrong input format: first column must be "
+                                "0:sample_serial_number\n", False),
+    ("train", ["-t", "4", "k"], "Wrong input format: sample_serial_number out of range\n",
+     False),
+])
+def test_command_errors_say_what_the_c_tools_say(tmp_path, monkeypatch, capsys, command,
+                                                 argv, err, usage):
+    """svm-predict's, svm-scale's and svm-train's messages for bad options,
+    files and precomputed rows: status 1, the usage on stdout where the C
+    tool shows it, and no output file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").write_text("1 1:0.5 2:1\n-1 1:-0.5\n")
+    (tmp_path / "k").write_text("1 0:1 1:2 2:3\n-1 0:5 1:2 2:5\n")     # serial 5 > 2
+    assert commands.train_main(["-q", "t", "m"]) == 0
+    before = sorted(os.listdir(tmp_path))
+    assert getattr(commands, command + "_main")(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err == err
+    assert captured.out.startswith("Usage:") if usage else captured.out == ""
+    assert sorted(os.listdir(tmp_path)) == before
+
+
 @pytest.mark.parametrize("command, argv, refused", [
     ("train", ["-c", "1_0"], "-c 1_0"),             # svm-train: C = 1, Python's float(): 10
     ("train", ["-t", "0_1"], "-t 0_1"),             # svm-train: linear, int(): polynomial
