@@ -465,6 +465,44 @@ def test_verbose_shows_the_progress_of_the_path_and_of_each_fold(capsys):
     assert "path: 1" in err, err
 
 
+def test_verbose_with_tqdm_updates_one_bar_per_path_once_per_C(monkeypatch):
+    # tqdm is optional (not a test dependency either): a stand-in module
+    # records what _progress_printer asks of tqdm.auto.tqdm
+    import types
+    bars = []
+
+    class Bar:
+        def __init__(self, total=None, desc=None, unit=None):
+            self.total, self.desc, self.unit = total, desc, unit
+            self.updates, self.postfix, self.closed = 0, None, False
+            bars.append(self)
+
+        def update(self, count):
+            self.updates += count
+
+        def set_postfix(self, **fields):
+            self.postfix = fields
+
+        def close(self):
+            self.closed = True
+
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = Bar
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    X, y = load_dataset("heart_scale")
+    train_path(X, y, C=[0.5, 1.0, 2.0], gamma=0.1, cv=2, verbose=True)
+    assert [(b.desc, b.total, b.updates, b.postfix, b.closed) for b in bars] == [
+        ("path (gamma = 0.1)", 3, 3, {"C": "2"}, True),
+        ("gamma = 0.1, fold 1/2", 3, 3, {"C": "2"}, True),
+        ("gamma = 0.1, fold 2/2", 3, 3, {"C": "2"}, True)]
+    # the epsilon grid's length is not known in advance: a bar without a total
+    bars.clear()
+    path = train_path(X, y, grid="epsilon", C_range=(1e-2, 0.1), kernel="linear",
+                      verbose=True)
+    assert [(b.total, b.updates, b.closed) for b in bars] == [(None, len(path), True)]
+
+
 def test_verbose_without_tqdm_clears_a_longer_line_it_rewrites(capsys, monkeypatch):
     # without tqdm each C rewrites one line after "\r", which only moves the
     # cursor: C = 1.1 after C = 0.869 showed "(C = 1.1)9)"
