@@ -59,6 +59,10 @@ ERRORS = [
     ("y-long", X0, np.r_[Y0, 1.0], {}, ValueError, "y has 9 labels but X has 8 samples"),
     ("y-2d", X0, np.c_[Y0, Y0], {}, ValueError, "y must be 1-D"),
     ("X-none", None, Y0, {}, TypeError, "X must be an array"),
+    # ragged lists, which numpy refuses to make an array of
+    ("X-ragged", [[1.0, 2.0], [3.0]] * 4, Y0, {}, TypeError, "X cannot be converted to an array"),
+    ("y-ragged", X0, [[1.0], [-1.0, 1.0]] * 4, {}, TypeError,
+     "y cannot be converted to an array"),
     ("X-strings", np.array([["a", "b"]] * 8), Y0, {}, TypeError, "X must hold real numbers"),
     ("X-complex", X0 + 1j, Y0, {}, TypeError, "X must hold real numbers"),
     ("y-strings", X0, np.array(["a", "b"] * 4), {}, TypeError, "y must hold numbers"),
