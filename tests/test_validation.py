@@ -37,6 +37,12 @@ UNSORTED = csr_raw([1.0, 2.0, 3.0, 4.0], [2, 0, 1, 2], [0, 2, 4], (2, 3))
 DUPLICATE = csr_raw([1.0, 2.0, 3.0, 4.0], [0, 2, 1, 1], [0, 2, 4], (2, 3))
 OUT_OF_RANGE = csr_raw([1.0, 2.0], [0, 5], [0, 1, 2], (2, 3))
 GOOD_CSR_2 = csr_raw([1.0, 2.0, 3.0], [0, 1, 2], [0, 2, 3], (2, 3))
+# arrays shortened after construction, which scipy checks only then (its
+# conversions read past their ends)
+SHORT_INDPTR = csr_raw([1.0, 2.0, 3.0], [0, 1, 2], [0, 2, 3], (2, 3))
+SHORT_INDPTR.indptr = SHORT_INDPTR.indptr[:-1]
+SHORT_DATA = csr_raw([1.0, 2.0, 3.0], [0, 1, 2], [0, 2, 3], (2, 3))
+SHORT_DATA.data = SHORT_DATA.data[:2]
 Y2 = np.array([1.0, -1.0])
 K0 = X0 @ X0.T
 
@@ -125,6 +131,10 @@ ERRORS = [
     ("precomputed-1d", K0[0], Y0, {"kernel": "precomputed"}, ValueError, "2-D"),
     # CSR structure
     ("csr-out-of-range", OUT_OF_RANGE, Y2, {}, ValueError, "column index out of range"),
+    ("csr-short-indptr", SHORT_INDPTR, Y2, {}, ValueError,
+     "malformed CSR matrix: indptr has 2 entries, its 2 rows need 3"),
+    ("csr-short-data", SHORT_DATA, Y2, {}, ValueError,
+     "malformed CSR matrix: fewer stored values than indptr counts"),
     # warm start
     ("alpha0-shape", X0, Y0, {"alpha0": np.zeros(7)}, ValueError,
      r"alpha0 must be a finite array of shape \(8,\)"),
