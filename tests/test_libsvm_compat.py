@@ -1356,6 +1356,46 @@ def test_input_forms_agree_and_inputs_are_not_modified(data_root):
     assert np.array_equal(dense, dense_copy)
 
 
+@pytest.mark.parametrize("options", [
+    "-c 0", "-s 3 -c 0", "-s 4 -c -1", "-e 0", "-m 0", "-g -1", "-t 1 -g -1", "-h 2", "-b 3",
+    "-t 1 -d -1", "-s 1 -n 0", "-s 1 -n 1.5", "-s 2 -n 0", "-s 4 -n 2", "-s 3 -p -1",
+    "-s 1 -n 0.9"])
+def test_parameter_errors_are_libsvm_s(options):
+    """svm_check_parameter's refusals, in LIBSVM's words (libsvm's binding
+    shows its bytes as b'...'); nu-SVC's feasibility over 3 vs 1 samples."""
+    y, x = [1, -1, -1, -1], [{1: 1}, {1: -1}, {1: 0.5}, {1: -0.5}]
+    with pytest.raises(ValueError) as theirs:
+        official.svm_train(y, x, options + " -q")
+    with pytest.raises(ValueError) as mine:
+        ours.svm_train(y, x, options + " -q")
+    assert str(mine.value) == str(theirs.value).replace("b'", "").rstrip("'")
+
+
+@pytest.mark.parametrize("options, message", [
+    ("-w1 -1", "weight of class 1 must be a finite number >= 0"),
+    ("-w-1 nan", "weight of class -1 must be a finite number >= 0"),
+    ("-w1 inf", "weight of class 1 must be a finite number >= 0"),
+    ("-c nan", "C is not a finite number"), ("-g inf", "gamma is not a finite number"),
+    ("-r nan", "coef0 is not a finite number"), ("-e inf", "eps is not a finite number")])
+def test_parameters_libsvm_runs_on_and_the_drop_in_refuses(options, message, capsys,
+                                                           tmp_path):
+    """The module docstring's deliberate difference: a negative or NaN -wi
+    (libsvm trains on it: -w1 -1 gives nSV = 0 and rho = inf), and a
+    parameter that is not finite, are a ValueError naming it, from svm_train
+    and from svmscreen-train."""
+    y, x = [1, -1, 1, -1], [{1: 1}, {1: -1}, {1: 0.5}, {1: -0.5}]
+    with pytest.raises(ValueError, match=f"^Error: {re.escape(message)}$"):
+        ours.svm_train(y, x, options + " -q")
+    data = tmp_path / "data"
+    data.write_text("1 1:1\n-1 1:-1\n1 1:0.5\n-1 1:-0.5\n")
+    assert commands.train_main(options.split() + ["-q", str(data), str(tmp_path / "m")]) == 1
+    assert capsys.readouterr().err == f"ERROR: {message}\n"
+    assert sorted(os.listdir(tmp_path)) == ["data"]
+    if options.startswith("-w1 -1"):
+        model = official.svm_train(y, x, options + " -q")
+        assert model.get_nr_sv() == 0
+
+
 def test_parameter_parsing_and_errors():
     param = ours.svm_parameter("-s 0 -t 1 -d 4 -g 0.5 -r 1 -c 3 -m 50 -e 0.01 -h 0 -b 1 "
                                "-w1 2 -w-1 0.5 -v 4 -q")
