@@ -2419,3 +2419,36 @@ def test_scale_restore_file_is_read_as_svm_scales_fscanf(tmp_path, capsys):
     assert commands.scale_main(["-r", str(restore), str(data)]) == 0
     captured = capsys.readouterr()
     assert captured.out == "1 2:1 3:1 \n0 1:1 \n" and captured.err == ""
+
+
+@pytest.mark.parametrize("xi, options", [
+    ({1: 0.5, 3: 0.0, 7: -2.0}, {}),
+    ([0.5, 0.0, -2.0, 3], {}),
+    ([0.5, 0.0, -2.0, 3], {"isKernel": True}),
+    (np.array([0.5, 0.0, -2.0, 3.0]), {}),
+    (np.array([0.5, 0.0, -2.0, 3.0]), {"isKernel": True}),
+    ((np.array([0, 2, 5]), np.array([1.0, 0.0, 2.0])), {}),
+    ((np.array([0, 2, 5]), np.array([1.0, 0.0, 2.0])), {"isKernel": True}),
+    ({1: 0.5, 3: 1.0, 7: -2.0}, {"feature_max": 3}),
+    ([0.5, 1.0, -2.0, 3], {"feature_max": 2}),
+    ((np.array([0, 2, 5]), np.array([1.0, 0.0, 2.0])), {"feature_max": 3}),
+    ({}, {}),
+])
+def test_gen_svm_nodearray_holds_libsvm_s_nodes(xi, options):
+    """gen_svm_nodearray gives as a dict the (index, value) nodes of
+    libsvm's, zeros dropped or kept as there, indices above feature_max
+    cut, and the largest index; svm_predict takes the dict."""
+    nodes, largest = official_nodearray(xi, **options)
+    theirs = {}
+    for node in nodes:
+        if node.index == -1:
+            break
+        theirs[node.index] = node.value
+    row, n = ours.gen_svm_nodearray(xi, **options)
+    assert row == theirs and n == largest
+    node = ours.svm_node(3, 0.25)
+    assert str(node) == "3:0.25" and (node.index, node.value) == (3, 0.25)
+    if not options:
+        model = ours.svm_train([1, -1], [{1: 1.0, 2: 0.5}, {1: -1.0, 3: 2.0}], "-q")
+        assert (ours.svm_predict([], [row], model, "-q")[2]
+                == ours.svm_predict([], [xi], model, "-q")[2])
