@@ -2452,3 +2452,40 @@ def test_gen_svm_nodearray_holds_libsvm_s_nodes(xi, options):
         model = ours.svm_train([1, -1], [{1: 1.0, 2: 0.5}, {1: -1.0, 3: 2.0}], "-q")
         assert (ours.svm_predict([], [row], model, "-q")[2]
                 == ours.svm_predict([], [xi], model, "-q")[2])
+
+
+def test_evaluations_without_numpy_and_the_scaling_helpers_as_libsvm(capsys):
+    """commonutil's pure-Python evaluations (useScipy=False) give libsvm's
+    figures (nan where the correlation is 0/0) and its errors; csr_scale
+    with parameters of another width pads or cuts them with libsvm's
+    warning, where libsvm's own version fails (numpy's resize returns
+    None there), and csr_find_scale_param refuses lower >= upper (libsvm
+    asserts)."""
+    rng = np.random.default_rng(0)
+    ty, pv = rng.integers(0, 3, 20).tolist(), rng.integers(0, 3, 20).tolist()
+    for args in ((ty, pv), ([1, 1], [1, 1]), ([1.5, 2.0, 7.0], [1.5, 2.5, 3.0])):
+        mine = ours.evaluations(*args, useScipy=False)
+        theirs = official_commonutil.evaluations(*args, useScipy=False)
+        np.testing.assert_array_equal(mine, theirs)
+        assert mine == pytest.approx(ours.evaluations(*args), nan_ok=True)
+    with pytest.raises(ValueError, match="len\\(ty\\) must be equal to len\\(pv\\)"):
+        ours.evaluations([1, 2], [1], useScipy=False)
+    with pytest.raises(TypeError, match="must be ndarray"):
+        ours.evaluations_scipy([1, 2], [1, 2])
+    X = sp.random(6, 4, density=0.5, format="csr", random_state=1)
+    param = ours.csr_find_scale_param(X)
+    expected = official_commonutil.csr_scale(X, param).toarray()
+    capsys.readouterr()
+    wider = sp.hstack([X, sp.random(6, 2, density=0.5, random_state=2)], format="csr")
+    scaled = ours.csr_scale(wider, param).toarray()
+    assert "do not match" in capsys.readouterr().err
+    np.testing.assert_allclose(scaled, np.hstack([expected, np.zeros((6, 2))]))
+    scaled = ours.csr_scale(X[:, :2].tocsr(), param).toarray()
+    assert "do not match" in capsys.readouterr().err
+    np.testing.assert_allclose(scaled, expected[:, :2])
+    with pytest.raises(ValueError, match="coef and offset differ"):
+        ours.csr_scale(X, {"coef": np.ones(4), "offset": np.zeros(3)})
+    with pytest.raises(ValueError, match=r"lower \(1\) must be < upper \(0\)"):
+        ours.csr_find_scale_param(X, lower=1, upper=0)
+    with pytest.raises(TypeError, match="scipy csr_matrix"):
+        ours.csr_find_scale_param(X.toarray())
