@@ -1002,6 +1002,30 @@ def test_result_fields_and_bad_arguments():
         screen(data, alpha[:5], None, 1.0, 2.0)
     with pytest.raises(ValueError, match="hi_a <= hi <= hi_b"):
         screen_dome(data, alpha, None, 1.0, alpha, None, 2.0, 3.0)
+    assert result.n_screened == int(result.screened_zero.sum() + result.screened_bound.sum())
+    assert repr(result).startswith(f"ScreeningResult(rule='it', zero={result.screened_zero.sum()}, "
+                                   f"bound={result.screened_bound.sum()}, b_interval=")
+    # the rules' names, each checked where it is taken
+    with pytest.raises(ValueError, match="rule must be one of \\('ssnsv', 'essnsv'\\)"):
+        screen_dome(data, alpha, None, 1.0, alpha, None, 2.0, 2.0, rule="it")
+    with pytest.raises(ValueError, match="rule must be one of \\('ssnsv', 'essnsv'\\)"):
+        data.dome_path_step("dvi")
+    with pytest.raises(ValueError, match="rule must be 'bt2' or 'it'"):
+        data.two_ball_path_step("dvi")
+    # boxes: all zero, or not positive for the gap-safe rule
+    with pytest.raises(ValueError, match="hi and hi_ref are 0 for every sample"):
+        screen(data, np.zeros(12), None, 0.0, 0.0)
+    from svmscreen.screening import screen_dynamic
+    with pytest.raises(ValueError, match="hi must be positive and finite"):
+        screen_dynamic(data, alpha, y * (K @ (y * alpha)) - 1.0, -np.ones(12), 0.0)
+    # labels and sizes of ScreeningData
+    with pytest.raises(TypeError, match="y must be an array of -1/\\+1 numbers"):
+        ScreeningData(X, np.where(y > 0, "a", "b"), "rbf", gamma)
+    for bad in (np.where(y > 0, 1, 0), y[:, None], np.r_[y[:-1], np.nan]):
+        with pytest.raises(ValueError, match="y must be a 1-D array of -1/\\+1 labels"):
+            ScreeningData(X, bad, "rbf", gamma)
+    with pytest.raises(ValueError, match="X has 12 samples, y has 5"):
+        ScreeningData(X, y[:5], "rbf", gamma)
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
