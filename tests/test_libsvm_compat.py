@@ -2489,3 +2489,31 @@ def test_evaluations_without_numpy_and_the_scaling_helpers_as_libsvm(capsys):
         ours.csr_find_scale_param(X, lower=1, upper=0)
     with pytest.raises(TypeError, match="scipy csr_matrix"):
         ours.csr_find_scale_param(X.toarray())
+
+
+@pytest.mark.parametrize("x, error, message", [
+    ([(np.array([0, 1]), np.array([1.0])), {1: 1.0}], ValueError,
+     r"x\[0\]: indices and values must be 1-D of equal length"),
+    ([(np.array([0, 0]), np.array([1.0, 2.0])), {1: 1.0}], ValueError,
+     r"x\[0\]: duplicate feature index 1"),
+    ([{1: 1.0}, {-1: 1.0}], ValueError, r"x\[1\]: feature index -1 must be >= 1"),
+    ([{1: 1.0}, {1.5: 1.0}], TypeError, r"x\[1\]: feature index 1.5 is not an integer"),
+    ([{1: 1.0}, {True: 1.0}], TypeError, r"x\[1\]: feature index True is not an integer"),
+    ([[[1.0, 2.0]], [3.0]], ValueError, r"x\[0\]: a row must be 1-D, got shape \(1, 2\)"),
+    ([1.0, 2.0], TypeError, r"x\[0\]: xi should be a dictionary, list, tuple"),
+    ([{2 ** 31: 1.0}, {1: 1.0}], ValueError, "x: feature index 2147483648 is too large"),
+    ([[np.nan], [1.0]], ValueError, "x contains NaN or infinity"),
+    (np.array([[np.inf], [1.0]]), ValueError, "x contains NaN or infinity"),
+    (np.array([1.0, 2.0]), ValueError, r"x must be 2-D when given as an ndarray, got shape \(2,\)"),
+    (np.zeros((2, 1, 1)), ValueError, "x must be 2-D when given as an ndarray"),
+    (np.empty((2, 1, 1), dtype=object), ValueError,
+     "x must be 1-D or 2-D when given as an object array"),
+    ({1, 2}, TypeError, "type of x: <class 'set'> is not supported"),
+])
+def test_rows_libsvm_misreads_are_refused_naming_them(x, error, message):
+    """What libsvm's binding trains on wrongly (duplicate or negative
+    indices, NaN, a 3-D array, an index beyond a C int) or fails on with
+    an IndexError or a bare assertion, is a ValueError or TypeError that
+    names x and its row."""
+    with pytest.raises(error, match=message):
+        ours.svm_train([1, -1], x, "-q")
