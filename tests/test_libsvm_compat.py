@@ -874,6 +874,36 @@ def test_epsilon_svr_and_one_class_probability_and_cross_validation(data_root, c
         assert capsys.readouterr().out == lib_out
 
 
+def test_predict_command_with_probabilities_of_one_class_and_svr(data_root, tmp_path, capsys):
+    """svmscreen-predict -b 1 as svm-predict.c: a one-class model's output
+    starts "label normal outlier" and each row is the label and the two
+    probabilities; an SVR model's prints the Laplace sigma line and writes
+    plain predictions.  Both as libsvm's svm_predict -b 1 computes them."""
+    heart = plain_file("heart_scale", data_root)
+    y, x = official.svm_read_problem(heart)
+    for options in ("-s 2 -n 0.3 -b 1", "-s 3 -p 0.2 -b 1"):
+        model = official.svm_train(y, x, options + " -q")
+        official.svm_save_model(str(tmp_path / "m"), model)
+        labels, _, values = official.svm_predict(y, x, model, "-b 1 -q")
+        capsys.readouterr()
+        assert commands.predict_main(["-b", "1", heart, str(tmp_path / "m"),
+                                      str(tmp_path / "out")]) == 0
+        out = capsys.readouterr().out
+        lines = (tmp_path / "out").read_text().splitlines()
+        if options.startswith("-s 2"):
+            assert lines[0] == "label normal outlier"
+            rows = np.array([[float(v) for v in line.split()] for line in lines[1:]])
+            np.testing.assert_array_equal(rows[:, 0], labels)
+            np.testing.assert_allclose(rows[:, 1:], values, atol=1e-5)    # %g's digits
+            assert out.startswith("Accuracy = ")
+        else:
+            sigma = model.get_svr_probability()
+            assert out.startswith("Prob. model for test data: target value = predicted value "
+                                  "+ z,\nz: Laplace distribution e^(-|z|/sigma)/(2sigma),"
+                                  "sigma=%g\nMean squared error = " % sigma)
+            np.testing.assert_allclose([float(v) for v in lines], labels, rtol=1e-9)
+
+
 @pytest.mark.parametrize("options", ["-c 4", "-t 0 -c 4", "-t 1 -d 2 -c 10", "-s 1 -n 0.05",
                                      "-s 1 -n 0.1 -t 0"])
 def test_svm_train_reproduces_libsvm_on_dense_multiclass(data_root, options):
