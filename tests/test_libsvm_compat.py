@@ -2450,6 +2450,33 @@ def test_scale_restore_file_is_read_as_svm_scales_fscanf(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == "1 2:1 3:1 \n0 1:1 \n" and captured.err == ""
 
+    # fscanf's %lf reads hexadecimal floats; a negative index is skipped
+    # (svm-scale writes outside its arrays there)
+    restore.write_text("x\n0 1\n1 1 3\n2 0 2\n3 1 3\n")
+    assert commands.scale_main(["-r", str(restore), str(data)]) == 0
+    decimal = capsys.readouterr().out
+    restore.write_text("x\n0x0p0 0x1p0\n-4 5 6\n1 0x1p0 0x1.8p1\n2 0 0x2p0\n3 1 3\n")
+    assert commands.scale_main(["-r", str(restore), str(data)]) == 0
+    assert capsys.readouterr().out == decimal == "1 2:1 3:1 \n-1 1:1 \n"
+    # y limits alone: the x ranges are the data's, the default [-1, 1]
+    restore.write_text("y\n0 1\n-1 1\n")
+    assert commands.scale_main(["-r", str(restore), str(data)]) == 0
+    assert capsys.readouterr().out == "1 1:-1 2:1 3:1 \n0 1:1 2:-1 3:-1 \n"
+    for text, line in (("x\n0\n", 3), ("y\n0 1\n-1\n", 4)):
+        restore.write_text(text)
+        assert commands.scale_main(["-r", str(restore), str(data)]) == 1
+        assert capsys.readouterr().err == (f"ERROR: failed to read scaling parameters "
+                                           f"({restore}: line {line})\n")
+    # index 0 is scaled where written, and not saved, with svm-scale's warnings
+    data.write_text("1 0:5 1:1\n-1 0:7 1:3\n")
+    assert commands.scale_main(["-s", str(restore), str(data)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "1 0:-1 1:-1 \n-1 0:1 1:1 \n"
+    assert captured.err.startswith("WARNING: minimal feature index is 0, but indices should "
+                                   "start from 1\nWARNING: scaling factors with indices "
+                                   f"smaller than 1 are not stored to the file {restore}.\n")
+    assert restore.read_text() == "x\n-1 1\n1 1 3\n"
+
 
 @pytest.mark.parametrize("xi, options", [
     ({1: 0.5, 3: 0.0, 7: -2.0}, {}),
