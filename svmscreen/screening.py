@@ -265,10 +265,6 @@ class ScreeningData:
                 self._centred_norms = _rules.centred_norms(self.kernel_diag, row_mean, S)
         return self._centred_norms
 
-    def centred(self, scores):
-        """w'(phi_i - c) from w'phi_i: subtract the mean over ``centre_index``."""
-        return scores - scores[self.centre_index].mean()
-
     @property
     def centring(self):
         """(centred_norms, centre_index) as the typed routines take them: the
