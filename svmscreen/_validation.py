@@ -334,7 +334,7 @@ def check_box_overflow(C, units, weights="class_weight and sample_weight"):
 def class_bounds(y, classes, C, class_weight, sample_weight, rows=None):
     """Per-sample upper bound C_i = C * weight(class of y_i) * sample_weight_i
     (``classes``: the labels of y, sorted).  class_weight: a dict {label:
-    weight}, "balanced" (``balanced_class_weight`` of y[rows], the training
+    weight >= 0}, "balanced" (``balanced_class_weight`` of y[rows], the training
     rows of a CV fold, all of y if None) or None."""
     hi = np.full(y.shape, C)
     if is_balanced(class_weight):
@@ -344,7 +344,10 @@ def class_bounds(y, classes, C, class_weight, sample_weight, rows=None):
             raise TypeError(f'class_weight must be a dict {{label: weight}} or "balanced", '
                             f"got {class_weight!r}")
         for label, weight in class_weight.items():
-            weight = _positive(f"class_weight[{label!r}]", weight)
+            # 0 as LIBSVM's -wi 0 and estimators.SVC: the class's C_i are 0,
+            # as sample weights of 0 make them (the check below refuses a
+            # class left alone with a positive weight)
+            weight = _positive(f"class_weight[{label!r}]", weight, allow_zero=True)
             match = np.flatnonzero(classes == label)
             if match.size == 0:
                 raise ValueError(f"class_weight names label {label!r}, which is not in y "

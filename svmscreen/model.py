@@ -163,7 +163,8 @@ def fit_binary(X, y, *, C=1.0, kernel="rbf", gamma=None, coef0=0.0, degree=3,
     degree : int, default=3
     fit_intercept : bool, default=True
     class_weight : dict, "balanced" or None
-        C of class ``label`` becomes ``weight * C`` (LIBSVM's ``-wi``);
+        C of class ``label`` becomes ``weight * C`` (LIBSVM's ``-wi``;
+        each weight finite and >= 0);
         "balanced": weight n / (n_classes * count of the class), as
         scikit-learn's.
     sample_weight : array-like or None

@@ -838,6 +838,36 @@ def test_one_vs_one_pair_of_zero_weights_with_screening():
                                   plain.model(2).predict(X_test))
 
 
+def test_a_class_weight_of_zero_is_sample_weights_of_zero():
+    """class_weight {label: 0} is LIBSVM's -wi 0, which estimators.SVC and
+    the drop-in take: every C_i of the class is 0, as sample weights of 0
+    for its samples make them.  fit_binary and train_path had refused it
+    ("must be finite and > 0") while taking those sample weights; with two
+    classes it leaves one class alone with a positive weight, refused as
+    such."""
+    from sklearn.datasets import load_iris
+    from svmscreen.estimators import SVC
+    X, y = load_iris(return_X_y=True)
+    grid = [0.1, 1.0, 10.0]
+    by_class = train_path(X, y, C=grid, gamma=0.3, class_weight={0: 0.0}, tol=1e-10)
+    by_sample = train_path(X, y, C=grid, gamma=0.3, sample_weight=(y != 0) * 1.0, tol=1e-10)
+    for t, C in enumerate(grid):
+        np.testing.assert_allclose(by_class.model(t).decision_function(X),
+                                   by_sample.model(t).decision_function(X), atol=1e-9)
+        svc = SVC(C=C, gamma=0.3, tol=1e-10, class_weight={0: 0.0},
+                  decision_function_shape="ovo").fit(X, y)
+        np.testing.assert_allclose(by_class.model(t).decision_function(X),
+                                   svc.decision_function(X), atol=1e-7)
+    keep = y > 0
+    for run in (lambda: svmscreen.fit_binary(X[keep], y[keep], class_weight={1: 0.0}),
+                lambda: train_path(X[keep], y[keep], n_C=3, class_weight={1: 0.0}),
+                lambda: svmscreen.train_ramp(X[keep], y[keep], class_weight={1: 0.0})):
+        with pytest.raises(ValueError, match="only class .* with a positive weight"):
+            run()
+    with pytest.raises(ValueError, match=r"class_weight\[1\] must be finite and >= 0"):
+        svmscreen.fit_binary(X[keep], y[keep], class_weight={1: -1.0})
+
+
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_models_do_not_follow_later_changes_of_X(n_classes):
     """The path keeps copies of its support vectors' rows (scikit-learn's SVC
