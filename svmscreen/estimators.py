@@ -339,6 +339,39 @@ class SVC(_Estimator):
 
     @_keeps_state_on_failure
     def fit(self, X, y, sample_weight=None):
+        """Fit one binary SVM per pair of classes.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            For kernel="precomputed", the (n_samples, n_samples) kernel matrix.
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None
+            C_i = C * class_weight[y_i] * sample_weight_i, as scikit-learn's.
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        Where weights differ from ``sklearn.svm.SVC``:
+
+        * a negative, NaN or infinite ``sample_weight`` or class weight is
+          a ValueError naming it.  scikit-learn drops the samples of
+          negative or NaN sample weight as if they weighed 0, and trains
+          with an infinite one (and with a NaN or infinite class weight).
+        * ``support_`` indexes the rows of X as given, samples of weight 0
+          counted.  scikit-learn's indexes the samples left once those of
+          weight 0 are dropped (its precomputed-kernel predictions then
+          read the wrong columns; scikit-learn pull request 27763).
+        * A class whose C_i are all 0 (class_weight 0, or sample weights 0)
+          beside at least two classes with a positive weight is fitted: its
+          pairs' intercepts are the finite end of their interval, so each
+          votes for the other class and it is never predicted.
+          scikit-learn raises there.  Two such classes (a pair with nothing
+          to train) are an error here too.
+        """
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ValueError("decision_function_shape must be 'ovr' or 'ovo', got "
                              f"{self.decision_function_shape!r}")
@@ -631,7 +664,12 @@ class SVCPathCV(_BinaryModelClassifier):
     def fit(self, X, y, sample_weight=None, groups=None):
         """Choose C (and gamma) by CV along the paths, then refit on all data.
         ``groups``: the samples' group labels, for a group splitter such as
-        ``cv=GroupKFold()`` (as ``GridSearchCV.fit``)."""
+        ``cv=GroupKFold()`` (as ``GridSearchCV.fit``).  ``sample_weight``
+        multiplies C as in ``SVC.fit`` and weighs the held-out accuracy.
+        Each fold's training part must give every class a positive weight
+        (``train_path``'s ``cv``), and each held-out part a positive total
+        weight: a class of weight 0, which ``SVC`` fits beside two others
+        and so ``GridSearchCV(SVC())`` scores, is an error here."""
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
         verbose = _check_verbose(self.verbose)
         splits = list(check_cv(self.cv, y_index, classifier=True).split(X, y_index, groups))

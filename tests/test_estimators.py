@@ -571,6 +571,45 @@ def test_negative_sample_weight_is_an_error(Estimator, n_classes):
         Estimator().fit(X[keep], y[keep], sample_weight=weight)
 
 
+def test_support_indexes_X_as_given_with_samples_of_weight_zero():
+    """SVC.fit's notes: support_ indexes the rows of X, samples of weight 0
+    counted; scikit-learn's indexes the samples left once those are dropped
+    (its support_ maps through them to ours), so its precomputed-kernel
+    predictions read other columns, and ours equal the linear kernel's."""
+    X, y = load_iris(return_X_y=True)
+    weight = np.ones(y.size)
+    weight[::3] = 0.0
+    kept = np.flatnonzero(weight > 0)
+    options = dict(C=1.0, tol=1e-10)
+    ours = SVC(kernel="linear", **options).fit(X, y, sample_weight=weight)
+    theirs = svm.SVC(kernel="linear", **options).fit(X, y, sample_weight=weight)
+    np.testing.assert_array_equal(ours.support_, kept[theirs.support_])
+    np.testing.assert_array_equal(ours.support_vectors_, X[ours.support_])
+    K = X @ X.T
+    precomputed = SVC(kernel="precomputed", **options).fit(K, y, sample_weight=weight)
+    np.testing.assert_array_equal(precomputed.support_, ours.support_)
+    np.testing.assert_allclose(precomputed.decision_function(K), ours.decision_function(X),
+                               atol=1e-9)
+
+
+@pytest.mark.parametrize("how", ["class_weight", "sample_weight"])
+def test_a_class_of_weight_zero_beside_two_others_is_never_predicted(how):
+    """SVC.fit's notes: with its C_i all 0, a class's pairs vote for the
+    other class (the finite end of the intercept's interval), it has no
+    support vector, and the other pair is the fit without it."""
+    X, y = load_iris(return_X_y=True)
+    if how == "class_weight":
+        model = SVC(class_weight={0: 0.0}, tol=1e-10).fit(X, y)
+    else:
+        model = SVC(tol=1e-10).fit(X, y, sample_weight=(y != 0) * 1.0)
+    assert model.n_support_[0] == 0
+    assert not np.any(model.predict(X) == 0)
+    np.testing.assert_array_equal(model.intercept_[:2], [-1.0, -1.0])
+    alone = SVC(tol=1e-10, gamma=model._solve_options[1]["gamma"]).fit(X[y > 0], y[y > 0])
+    # (a binary SVC reports f > 0 for classes_[1], the pair's second class)
+    np.testing.assert_allclose(model.intercept_[2], -alone.intercept_[0], atol=1e-9)
+
+
 @pytest.mark.parametrize("Estimator", [SVC, SVCPathCV, RampSVC])
 def test_a_single_class_with_weight_is_an_error(Estimator):
     """As scikit-learn's SVC: when only one class weighs something (class

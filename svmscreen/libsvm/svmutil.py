@@ -35,9 +35,10 @@ Differences from libsvm's binding, all deliberate:
 * complex x (an ndarray or a scipy sparse matrix) or y is refused with a
   TypeError naming it; libsvm trains on the real parts, with numpy's
   ComplexWarning only;
-* a negative or NaN class weight (``-wi``) is refused with a ValueError
-  naming the class; libsvm trains on it (``-w1 -1`` gives nSV = 0 and
-  rho = inf);
+* a negative, NaN or infinite class weight (``-wi``) is refused with a
+  ValueError naming the class, whatever the svm type (libsvm trains on it:
+  ``-w1 -1`` gives nSV = 0 and rho = inf; and ignores weights outside
+  C-SVC);
 * the low-level ctypes layer (``libsvm.svm_train`` on pointers) does not
   exist; ``gen_svm_nodearray`` returns a dict that ``svm_predict`` accepts.
 """
