@@ -1291,6 +1291,47 @@ def test_screened_path_equals_unscreened_path_random(seed, n, d, kernel, rule, f
                                        atol=1e-4 * C * max(weight, 1.0))
 
 
+@settings(max_examples=examples(20), deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(8, 40), d=st.integers(1, 4),
+       kernel=st.sampled_from(["linear", "rbf"]), rule=st.sampled_from(SCREENING_RULES),
+       fit_intercept=st.booleans(), log_s=st.floats(-3.0, 3.0))
+def test_screened_path_is_invariant_under_transformations_of_the_data(
+        seed, n, d, kernel, rule, fit_intercept, log_s):
+    """Metamorphic: rows permuted, labels swapped, one sample given twice
+    where the reference gives it sample weight 2, and X scaled by s with C
+    divided by s^2 (linear: w scales by 1/s) or gamma by s^2 (RBF: the same
+    kernel), all at once, leave the screened path the unscreened one's: the
+    objective (times s^2 for linear) and f on fixed points (taken s times as
+    far).  A rule whose geometry or gap widening were not scale-invariant,
+    or a tie broken by sample order, would show here."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) + rng.choice([0.0, 2.0]) * rng.normal(size=d)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = 1.0, -1.0
+    grid = np.geomspace(0.05, 20.0, 5)
+    gamma = 1.0 / d
+    weight = np.ones(n)
+    weight[0] = 2.0
+    reference = train_path(X, y, C=grid, kernel=kernel, gamma=gamma, sample_weight=weight,
+                           fit_intercept=fit_intercept, screening=None, tol=1e-9)
+    s = 10.0 ** log_s
+    rows = rng.permutation(np.append(np.arange(n), 0))
+    options = (dict(C=grid / s**2, gamma=gamma) if kernel == "linear"
+               else dict(C=grid, gamma=gamma / s**2))
+    moved = train_path(s * X[rows], -y[rows], kernel=kernel, fit_intercept=fit_intercept,
+                       screening=rule, tol=1e-9, **options)
+    objective = moved.objective * (s**2 if kernel == "linear" else 1.0)
+    scale = np.maximum(np.abs(reference.objective), 1e-3)
+    assert np.all(np.abs(objective - reference.objective) <= 1e-7 * scale)
+    assert moved.put_back.sum() == 0
+    points = rng.normal(size=(10, d))
+    for t in range(len(grid)):
+        f = reference.model(t).decision_function(points)
+        # the labels swapped: f > 0 now predicts the other class
+        np.testing.assert_allclose(-moved.model(t).decision_function(s * points), f,
+                                   atol=1e-5 * (1.0 + np.abs(f).max()))
+
+
 @pytest.mark.parametrize("rule", SCREENING_RULES)
 def test_steps_whose_rule_proves_nothing_are_the_unscreened_solves(rule):
     """A path step whose rule proves nothing (its step returns None) solves
