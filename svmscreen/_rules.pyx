@@ -589,15 +589,17 @@ def q_row_means(QMatrix qmatrix, const double[::1] y, centre_index):
     one-vs-one pair's centring).  Returns a new array."""
     cdef const Py_ssize_t[::1] index = np.ascontiguousarray(centre_index, dtype=np.intp)
     cdef Py_ssize_t i, k, n = qmatrix.n, m = index.shape[0]
-    cdef double[:, ::1] block
-    cdef double[::1] coef, out
+    cdef double[::1] block, coef, out
     if y.shape[0] != n:
         raise ValueError(f"q_row_means: y has {y.shape[0]} entries, Q has {n} variables")
     for k in range(m):
         if not 0 <= index[k] < n:
             raise IndexError("q_row_means: centre_index out of range")
-    block = np.zeros((2, n))            # the sums, then the coefficients y_S
-    out, coef = block[0], block[1]
+    # the n sums, then the m coefficients y_S: a block of (2, n) gave y_S n
+    # slots, and a centre_index with repeats longer than n (in range, so
+    # past the check above) wrote past the block's end (AddressSanitizer)
+    block = np.zeros(n + m)
+    out, coef = block[:n], block[n:]
     with nogil:
         for k in range(m):
             coef[k] = y[index[k]]

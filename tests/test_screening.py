@@ -1085,6 +1085,21 @@ def test_typed_centred_norms_are_the_numpy_formula_bit_for_bit(n, centre_sample)
                                     + row_mean[S].mean(), 0.0)))
 
 
+def test_q_row_means_takes_a_centre_index_longer_than_n():
+    """``_rules.q_row_means`` with repeated indices, more of them than
+    samples: the mean over the repeats, K[:, S].mean(axis=1).  Its
+    coefficients y_S had n slots, and the m > n of this index wrote past
+    the end of its buffer (found by AddressSanitizer: heap-buffer-overflow;
+    a release build corrupted the heap silently)."""
+    from svmscreen._kernels import Kernel
+    from svmscreen._solver import QMatrix
+    X, y, K, gamma = make_problem(13, 4, 2, "rbf", 1.0, 0.5)
+    Q = QMatrix(Kernel(X, "rbf", gamma, 0.0, 3), y, 10.0)
+    S = np.repeat(np.arange(4), [3, 1, 2, 250])          # 256 indices, n = 4
+    np.testing.assert_allclose(_rules.q_row_means(Q, y, S), K[:, S].mean(axis=1),
+                               rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_three_ways_to_q_shat_agree(kernel):
     """Q(s C) from the previous state, through beta = q alpha - s C, and from
