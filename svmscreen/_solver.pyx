@@ -57,6 +57,7 @@ y of +1/-1, fixed variables at a bound, and Q matches the data.
 """
 import numpy as np
 
+cimport cython
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, fabs, fmax, isfinite
@@ -715,10 +716,16 @@ cdef class _SMO:
         cdef double* Q_i = NULL
         # Local pointers: the loops below are the solver's hot path, and
         # indexing through self would reload each view on every access.
-        cdef const double* G = &self.G[0]
-        cdef const double* y = &self.y[0]
-        cdef const double* QD = &self.Q.QD[0]
-        cdef const signed char* status = &self.status[0]
+        cdef const double* G
+        cdef const double* y
+        cdef const double* QD
+        cdef const signed char* status
+        with cython.boundscheck(False):
+            # Addresses, not reads: a solve of no variables (LIBSVM's -v with
+            # a fold that trains on nothing) reads none of these entries, and
+            # the debug build's bounds check (SVMSCREEN_DEBUG=1) stopped it
+            # with IndexError, the only failures of the suite in that build.
+            G, y, QD, status = &self.G[0], &self.y[0], &self.Q.QD[0], &self.status[0]
         for t in range(active):
             if y[t] > 0:
                 if status[t] != UPPER and -G[t] >= Gmax:
@@ -774,10 +781,13 @@ cdef class _SMO:
         cdef Py_ssize_t active = self.active_size
         cdef double* Q_ip = NULL
         cdef double* Q_in = NULL
-        cdef const double* G = &self.G[0]
-        cdef const double* y = &self.y[0]
-        cdef const double* QD = &self.Q.QD[0]
-        cdef const signed char* status = &self.status[0]
+        cdef const double* G
+        cdef const double* y
+        cdef const double* QD
+        cdef const signed char* status
+        with cython.boundscheck(False):
+            # addresses, not reads (see select_pair)
+            G, y, QD, status = &self.G[0], &self.y[0], &self.Q.QD[0], &self.status[0]
         for t in range(active):
             if y[t] > 0:
                 if status[t] != UPPER and -G[t] >= Gmaxp:
@@ -872,11 +882,15 @@ cdef class _SMO:
         cdef Py_ssize_t active = self.active_size
         cdef int side
         cdef double* Q_i
-        cdef const double* G = &self.G[0]
-        cdef const double* QD = &self.Q.QD[0]
-        cdef const double* alpha = &self.alpha[0]
-        cdef const double* lo = &self.lo[0]
-        cdef const double* hi = &self.hi[0]
+        cdef const double* G
+        cdef const double* QD
+        cdef const double* alpha
+        cdef const double* lo
+        cdef const double* hi
+        with cython.boundscheck(False):
+            # addresses, not reads (see select_pair)
+            G, QD, alpha = &self.G[0], &self.Q.QD[0], &self.alpha[0]
+            lo, hi = &self.lo[0], &self.hi[0]
         for t in range(active):
             pg = self.projected_gradient(t)
             if pg == 0.0:

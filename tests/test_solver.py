@@ -973,6 +973,27 @@ def test_shared_kernel_rows_equal_repeated_rows(sparse, round_float32, cache_mb)
         QMatrix(Kernel(X, "rbf", gamma, 0.0, 3), sign, rows=idx + 1)
 
 
+@pytest.mark.parametrize("mode, round_float32", [
+    (mode, round_float32) for mode in ("equality", "bias-free", "gap")
+    for round_float32 in (False, True)] + [("nu", True)])       # nu: LIBSVM mode only
+def test_a_solve_of_no_variables(mode, round_float32):
+    """A problem with no variables (LIBSVM's -v where a fold trains on
+    nothing) is solved at once: empty alpha and gradient, 0 iterations.
+    The selections take the addresses of entry 0 of their empty vectors
+    without reading them; the debug build (SVMSCREEN_DEBUG=1) took that for
+    an out-of-bounds access and raised IndexError."""
+    empty = np.zeros(0)
+    options = {"equality": dict(y=empty), "bias-free": {}, "nu": dict(y=empty, nu=True),
+               "gap": dict(y=empty, gap_screening=10, gap_tau=0.0, gap_roundoff=0.0)}[mode]
+    Q = QMatrix(Kernel(np.zeros((0, 2)), "rbf", 0.5, 0.0, 3), None, 1.0,
+                round_float32=round_float32)
+    result = solve(Q, empty, empty, empty, empty, **options)
+    assert result.status == "optimal" and result.n_iter == 0
+    assert result.alpha.shape == result.grad.shape == result.frozen.shape == (0,)
+    assert result.objective == 0.0
+    assert (result.rho is None) == (mode == "bias-free")
+
+
 # ====================================================== inputs untouched
 @pytest.mark.parametrize("which", ["dense", "csr", "csr-int64", "csr-readonly"])
 def test_inputs_never_modified(which):
