@@ -546,10 +546,11 @@ cdef class _SMO:
 
     cdef inline bint in_up(self, Py_ssize_t t) noexcept nogil:
         # y_t a_t may increase (I_up of WSS2)
-        return self.status[t] != (UPPER if self.y[t] > 0 else LOWER)
+        # cast: the ternary of two enum values is unsigned to gcc (-Wsign-compare)
+        return self.status[t] != <signed char> (UPPER if self.y[t] > 0 else LOWER)
 
     cdef inline bint in_low(self, Py_ssize_t t) noexcept nogil:
-        return self.status[t] != (LOWER if self.y[t] > 0 else UPPER)
+        return self.status[t] != <signed char> (LOWER if self.y[t] > 0 else UPPER)
 
     cdef inline double bound_value(self, Py_ssize_t i) noexcept nogil:
         # a_i's share of G_bar: a_i at a bound, 0 when free.
