@@ -521,7 +521,12 @@ class _Problem:
         self.weighted = hi_unit > 0         # the samples that can reach a bound
         positive = hi_unit[self.weighted]
         self._unit_min = float(positive.min()) if positive.size else 0.0
-        self.any_weighted = positive.size > 0
+
+    @property
+    def any_weighted(self):
+        """Whether some sample has a box above 0 (``_unit_min``, the
+        smallest positive C_i / C, is 0 only when none has)."""
+        return self._unit_min > 0.0
 
     def boxes_normal(self, C):
         """Whether every positive box C * hi_unit_i is a normal float: the
@@ -1079,13 +1084,13 @@ def make_screening(rule, problem, fit_intercept):
             gap_ref = problem.gap(alpha_ref, grad_ref, hi_ref)
         if rule == "dvi":
             masks = step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap)
-            return masks if step.n_screened else None
-        if budget_by_solve:
-            step.set_budget(shat_budget(problem.n,
-                                        problem.Q.kernel_evals - evals_after_rule[0]))
-        masks = step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap,
-                     gap_ref.b if fit_intercept else 0.0)
-        evals_after_rule[0] = problem.Q.kernel_evals
+        else:
+            if budget_by_solve:
+                step.set_budget(shat_budget(problem.n,
+                                            problem.Q.kernel_evals - evals_after_rule[0]))
+            masks = step(alpha_ref, grad_ref, hi_ref, hi, gap_ref.gap,
+                         gap_ref.b if fit_intercept else 0.0)
+            evals_after_rule[0] = problem.Q.kernel_evals
         return masks if step.n_screened else None
     return ball_step
 
