@@ -27,8 +27,12 @@ reference.  No Python objects inside the nogil blocks.
 """
 import numpy as np
 
+cimport numpy as cnp
 from libc.math cimport ceil, floor, sqrt, fabs, fmax, fmin, INFINITY, NAN
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+
+cnp.import_array()
 
 from svmscreen._kernels cimport dense_dot
 from svmscreen._solver cimport QMatrix
@@ -1414,6 +1418,7 @@ cdef class _PathStep:
     cdef bint fit_intercept
     cdef double roundoff_scale, tau
     cdef double[::1] qa, lower, upper
+    cdef double[::1] alpha, hi_ref, hi    # the call's inputs (``_load``)
     cdef double[:, ::1] work
     cdef unsigned char[::1] zero, bound
     cdef object masks
@@ -1438,9 +1443,10 @@ cdef class _PathStep:
         # the scratch as rows of two blocks (a new array and its typed view
         # cost about 0.4 us each, and a one-vs-one path builds a step for
         # each of hundreds of small pairs)
-        cdef double[:, ::1] block = np.empty((3 + N_WORK_ROWS, n))
+        cdef double[:, ::1] block = np.empty((6 + N_WORK_ROWS, n))
         self.qa, self.lower, self.upper = block[0], block[1], block[2]
-        self.work = block[3:]
+        self.alpha, self.hi_ref, self.hi = block[3], block[4], block[5]
+        self.work = block[6:]
         masks = np.empty((2, n), dtype=np.uint8)
         self.zero, self.bound = masks[0], masks[1]
         self.masks = (masks[0].view(bool), masks[1].view(bool))
@@ -1464,31 +1470,71 @@ cdef class _PathStep:
                     ball_b=(self.ball.b[0], self.ball.b[1], self.ball.b[2], self.ball.b[3]),
                     ball_statuses=(self.ball.statuses[0], self.ball.statuses[1]))
 
-    cdef int _ball(self, const double[::1] alpha, const double[::1] grad,
-                   const double[::1] hi_ref, const double[::1] hi, double gap0,
-                   bint exact_reference, bint classify, int sets=V_BOTH,
-                   bint margins=True) except -1:
-        """qa = grad + 1 and the (gap-)DVI step (``_ball_step``) into
-        ``ball``, with R' and L' into the masks if ``classify``."""
+    cdef int _ball(self, alpha, grad, hi_ref, hi, double gap0, bint exact_reference,
+                   bint classify, int sets=V_BOTH, bint margins=True) except -1:
+        """The call's inputs into the step (``_load_inputs``), qa = grad + 1,
+        and the (gap-)DVI step (``_ball_step``) into ``ball``, with R' and
+        L' into the masks if ``classify``."""
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef int err
         cdef unsigned char[::1] zero = self.zero if classify else self.zero[:0]
         cdef unsigned char[::1] bound = self.bound if classify else self.bound[:0]
-        if alpha.shape[0] != n or grad.shape[0] != n:
-            raise ValueError(f"alpha and grad must have length {n}")
+        cdef cnp.ndarray grad_array = _float_vector(grad, n, INPUT_NAMES)
+        cdef const double* G = <const double*> cnp.PyArray_DATA(grad_array)
+        self._load_inputs(alpha, hi_ref, hi)
         with nogil:
             for i in range(n):
-                self.qa[i] = grad[i] + 1.0
-            err = _ball_step(alpha, self.qa, self.y, hi_ref, hi, gap0, exact_reference,
-                             self.roundoff_scale, self.tau, self.norms, self.centred_norms,
-                             self.centre_index, self.fit_intercept, self.lower, self.upper,
-                             self.work, zero, bound, &self.ball, sets, margins)
+                self.qa[i] = G[i] + 1.0
+            err = _ball_step(self.alpha, self.qa, self.y, self.hi_ref, self.hi, gap0,
+                             exact_reference, self.roundoff_scale, self.tau, self.norms,
+                             self.centred_norms, self.centre_index, self.fit_intercept,
+                             self.lower, self.upper, self.work, zero, bound, &self.ball,
+                             sets, margins)
         if err == -1:
             raise ValueError("hi and hi_ref must be positive, finite and proportional")
         if err:
             raise MemoryError(type(self).__name__)
         self.n_screened = self.ball.screened
         return 0
+
+    cdef int _load_inputs(self, alpha, hi_ref, hi) except -1:
+        """Copy alpha, hi_ref and hi into the step's own vectors.  A typed
+        memoryview argument costs about 0.4 us to acquire (a Python object
+        and a check of the buffer's format): four were a sixth of a DVI
+        call at n = 270.  A copy costs n doubles."""
+        cdef Py_ssize_t n = self.y.shape[0]
+        _copy_vector(_float_vector(alpha, n, INPUT_NAMES), self.alpha)
+        _copy_vector(_float_vector(hi_ref, n, INPUT_NAMES), self.hi_ref)
+        _copy_vector(_float_vector(hi, n, INPUT_NAMES), self.hi)
+        return 0
+
+
+# The vectors of a path step's call (``_float_vector``'s error names them).
+INPUT_NAMES = "alpha, grad, hi_ref and hi"
+
+
+cdef cnp.ndarray _float_vector(value, Py_ssize_t n, str names):
+    """``value`` as a float64 vector of length n that is C-contiguous,
+    aligned and in native byte order: ``value`` itself when it is one, else
+    a converted copy.  ``names`` (for the error) are the arguments that
+    must have length n."""
+    cdef cnp.ndarray array
+    if not (cnp.PyArray_Check(value)
+            and cnp.PyArray_TYPE(<cnp.ndarray> value) == cnp.NPY_DOUBLE
+            and cnp.PyArray_NDIM(<cnp.ndarray> value) == 1
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray> value)
+            and cnp.PyArray_ISBEHAVED_RO(<cnp.ndarray> value)):
+        value = np.ascontiguousarray(value, dtype=np.float64)
+    array = <cnp.ndarray> value
+    if cnp.PyArray_NDIM(array) != 1 or cnp.PyArray_DIM(array, 0) != n:
+        raise ValueError(f"{names} must have length {n}")
+    return array
+
+
+cdef inline void _copy_vector(cnp.ndarray source, double[::1] out) noexcept:
+    """out[:] = source, a vector of out's length (``_float_vector``)."""
+    if out.shape[0]:
+        memcpy(&out[0], cnp.PyArray_DATA(source), out.shape[0] * sizeof(double))
 
 
 cdef class DviPathStep(_PathStep):
@@ -1521,11 +1567,10 @@ cdef class DviPathStep(_PathStep):
         found.update(self._ball_details())
         return found
 
-    def __call__(self, const double[::1] alpha, const double[::1] grad,
-                 const double[::1] hi_ref, const double[::1] hi, double gap0,
-                 bint exact_reference=False):
+    def __call__(self, alpha, grad, hi_ref, hi, double gap0, bint exact_reference=False):
         """R' and L' at box ``hi`` from the reference (alpha, grad = Q alpha - 1)
-        at box ``hi_ref`` with duality gap ``gap0``: two bool masks, which
+        at box ``hi_ref`` with duality gap ``gap0`` (vectors of length n,
+        float64 or converted): two bool masks, which
         the next call overwrites (a path uses them within its step).
         ``exact_reference``: gap 0 and no round-off (tests)."""
         self._ball(alpha, grad, hi_ref, hi, gap0, exact_reference, True)
@@ -1580,13 +1625,16 @@ cdef class DomePathStep(_PathStep):
             self.gamma_b += alpha_b[i] * self.qb[i]          # ||w_b||^2
         self.has_upper = True
 
-    def __call__(self, const double[::1] alpha_a, const double[::1] grad_a,
-                 const double[::1] hi_a, const double[::1] hi, double gap_a):
-        """R' and L' at box ``hi`` from the optimum (alpha_a, grad_a =
-        Q alpha_a - 1) at box ``hi_a``, of duality gap ``gap_a`` (>= 0), and
-        the larger reference: two bool masks, which the next call
-        overwrites."""
+    def __call__(self, alpha, grad, hi_ref, hi, double gap_a):
+        """R' and L' at box ``hi`` from the smaller optimum alpha_a =
+        ``alpha`` (``grad`` = Q alpha_a - 1) at box hi_a = ``hi_ref``, of
+        duality gap ``gap_a`` (>= 0), and the larger reference: two bool
+        masks, which the next call overwrites.  The vectors have length n,
+        float64 or converted."""
         cdef Py_ssize_t i, n = self.y.shape[0]
+        cdef const double[::1] alpha_a, hi_a, hi_in
+        cdef cnp.ndarray grad_array
+        cdef const double* grad_a
         cdef double gamma_a = 0.0, cross = 0.0, l1 = 0.0, l1_a = 0.0, hi_sum = 0.0
         cdef double g_max = 0.0, roundoff, tau_eff, radius, d_prime, rho_a, floor, qa_error
         cdef bint weighted = False, ordered = True
@@ -1597,9 +1645,10 @@ cdef class DomePathStep(_PathStep):
         self.b[0] = self.b[1] = 0.0
         self.b[2] = self.b[3] = NAN
         self.statuses[0] = self.statuses[1] = 0
-        if alpha_a.shape[0] != n or grad_a.shape[0] != n or hi_a.shape[0] != n \
-                or hi.shape[0] != n:
-            raise ValueError(f"alpha_a, grad_a, hi_a and hi must have length {n}")
+        grad_array = _float_vector(grad, n, INPUT_NAMES)
+        grad_a = <const double*> cnp.PyArray_DATA(grad_array)
+        self._load_inputs(alpha, hi_ref, hi)
+        alpha_a, hi_a, hi_in = self.alpha, self.hi_ref, self.hi
         with nogil:
             for i in range(n):
                 self.qa[i] = grad_a[i] + 1.0
@@ -1607,14 +1656,14 @@ cdef class DomePathStep(_PathStep):
                 cross += alpha_a[i] * self.qb[i]             # w_a'w_b
                 l1 += fabs(alpha_a[i] + self.alpha_b[i])
                 l1_a += fabs(alpha_a[i])
-                hi_sum += hi[i]
+                hi_sum += hi_in[i]
                 if fabs(grad_a[i]) > g_max:
                     g_max = fabs(grad_a[i])
                 if fabs(self.qb[i] - 1.0) > g_max:
                     g_max = fabs(self.qb[i] - 1.0)
-                weighted = weighted or hi[i] != hi[0]
-                ordered = ordered and hi_a[i] <= hi[i] * (1.0 + 1e-12) \
-                    and hi[i] <= self.hi_b[i] * (1.0 + 1e-12)
+                weighted = weighted or hi_in[i] != hi_in[0]
+                ordered = ordered and hi_a[i] <= hi_in[i] * (1.0 + 1e-12) \
+                    and hi_in[i] <= self.hi_b[i] * (1.0 + 1e-12)
             if ordered:
                 # The round-off of the quadratic forms widens the dome, that
                 # of the centres raises tau (docs/screening.md sec. 8).
@@ -1634,7 +1683,7 @@ cdef class DomePathStep(_PathStep):
                 # Lagrangian dual, which needs only upper bounds of v'u and
                 # ||u||^2 (docs/screening.md sec. 8).
                 qa_error = _quadratic_roundoff(self.roundoff_scale, l1_a, 1.0) + floor
-                err = _fused_margins(self.qa, self.qb, self.y, hi, 1.0, radius, d_prime,
+                err = _fused_margins(self.qa, self.qb, self.y, hi_in, 1.0, radius, d_prime,
                                      sqrt(fmax(gamma_a, 0.0)), 4 if self.enhanced else 3,
                                      self.norms, self.centred_norms, self.centre_index,
                                      self.fit_intercept, weighted, 0.0, self.lower,
@@ -1939,31 +1988,33 @@ cdef class TwoBallPathStep(_PathStep):
         self._update_qs(alpha, qa, q, hi, QS_WAYS[how], _gradient_floor(g_max))
         return np.array(self.qs_array)
 
-    def __call__(self, const double[::1] alpha, const double[::1] grad,
-                 const double[::1] hi_ref, const double[::1] hi, double gap0, double b_ref,
+    def __call__(self, alpha, grad, hi_ref, hi, double gap0, double b_ref,
                  bint exact_reference=False):
         """R' and L' at box ``hi`` from the reference (alpha, grad = Q alpha - 1)
-        at box ``hi_ref``, with duality gap ``gap0`` and best intercept
+        at box ``hi_ref`` (vectors of length n, float64 or converted), with
+        duality gap ``gap0`` and best intercept
         ``b_ref`` (for its slacks): two bool masks, which the next call
         overwrites.  ``exact_reference``: gap 0 and no round-off (tests)."""
         cdef Py_ssize_t i, n = self.y.shape[0]
         cdef double l1 = 0.0
         cdef int err
+        cdef const double[::1] alpha_in, hi_in      # the inputs, as loaded by _ball
         # Of the ball, s-hat and BT2 need only the intercept interval for b*
         # itself, the plain v-set's (the centred set bounds b* + w*'c); the
         # region's margins below are tighter than the ball's.
         self._ball(alpha, grad, hi_ref, hi, gap0, exact_reference, False, V_PLAIN, False)
+        alpha_in, hi_in = self.alpha, self.hi
         with nogil:
-            _choose_shat(self.qa, self.y, hi, self.ball.s.q, self.ball.b[0], self.ball.b[1],
+            _choose_shat(self.qa, self.y, hi_in, self.ball.s.q, self.ball.b[0], self.ball.b[1],
                          self.fit_intercept, self.shat)
             if self.budget >= 0:
-                self._limit_changes(self.qa, hi)
-        self._update_qs(alpha, self.qa, self.ball.s.q, hi, -1,
+                self._limit_changes(self.qa, hi_in)
+        self._update_qs(alpha_in, self.qa, self.ball.s.q, hi_in, -1,
                         _gradient_floor(self.ball.s.g_max))
         with nogil:
             for i in range(n):
-                l1 += fabs(alpha[i] + (hi[i] if self.shat[i] else 0.0))
-            _bt2_ball(alpha, self.qa, self.qs, self.shat, self.y, hi, self.ball.s.q, b_ref,
+                l1 += fabs(alpha_in[i] + (hi_in[i] if self.shat[i] else 0.0))
+            _bt2_ball(alpha_in, self.qa, self.qs, self.shat, self.y, hi_in, self.ball.s.q, b_ref,
                       self.ball.b[0], self.ball.b[1], self.fit_intercept,
                       0.0 if exact_reference else
                       _quadratic_roundoff(self.roundoff_scale, l1, l1)
@@ -1972,7 +2023,7 @@ cdef class TwoBallPathStep(_PathStep):
                       &self.r2, &self.phi_norm, &self.r2_squared)
             self.b[0] = self.b[1] = 0.0
             self.b[2] = self.b[3] = NAN
-            err = _fused_margins(self.qa, self.qs, self.y, hi, self.ball.s.q, self.ball.r1,
+            err = _fused_margins(self.qa, self.qs, self.y, hi_in, self.ball.s.q, self.ball.r1,
                                  self.r2, self.phi_norm, self.geometry, self.norms,
                                  self.centred_norms, self.centre_index, self.fit_intercept,
                                  self.ball.s.weighted, 0.0, self.lower, self.upper,
