@@ -69,6 +69,7 @@ cdef class Kernel:
     cdef const double[::1] ord_sq_norms
 
     cdef double dense_pair(self, const double* u, const double* v) noexcept nogil
+    cdef const double* dense_row(self, Py_ssize_t a) noexcept nogil
     cdef double dot(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef double value(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef void column(self, Py_ssize_t a, const Py_ssize_t* idx,

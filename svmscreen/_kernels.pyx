@@ -22,6 +22,7 @@ parameters are valid.
 import numpy as np
 import scipy.sparse as sp
 
+cimport cython
 from libc.math cimport exp, isfinite, tanh
 
 KERNEL_NAMES = ("linear", "poly", "rbf", "sigmoid", "precomputed")
@@ -187,11 +188,19 @@ cdef class Kernel:
             return dense_dot_in_order(u, v, self.n_features)
         return dense_dot(u, v, self.n_features)
 
+    @cython.boundscheck(False)
+    cdef inline const double* dense_row(self, Py_ssize_t a) noexcept nogil:
+        """The address of dense row a.  With 0 features the row is empty and
+        its entry 0 does not exist: only the address is taken (the dot
+        products then sum nothing), which the debug build's bounds check
+        (SVMSCREEN_DEBUG=1) took for an out-of-bounds access."""
+        return &self.dense[a, 0]
+
     cdef double dot(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         cdef Py_ssize_t p, q, p_end, q_end
         cdef double s = 0.0
         if not self.sparse:
-            return self.dense_pair(&self.dense[a, 0], &self.dense[b, 0])
+            return self.dense_pair(self.dense_row(a), self.dense_row(b))
         # Merge-join of two sorted index lists.
         p = self.csr_indptr[a]
         p_end = self.csr_indptr[a + 1]
@@ -228,9 +237,9 @@ cdef class Kernel:
         if self.sparse:
             self.csr_dots(a, idx, count, self.csr_indptr, self.csr_indices, self.csr_data, out)
         else:
-            row_a = &self.dense[a, 0]
+            row_a = self.dense_row(a)
             for k in range(count):
-                out[k] = self.dense_pair(row_a, &self.dense[idx[k], 0])
+                out[k] = self.dense_pair(row_a, self.dense_row(idx[k]))
         self.dots_to_kernel(a, idx, count, self.sq_norms, out)
 
     cdef void column_rows(self, Py_ssize_t a, const Py_ssize_t* rows,

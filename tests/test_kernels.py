@@ -132,6 +132,27 @@ def test_csr_explicit_zeros_and_empty_rows(kernel):
         assert_kernel_close(K.diagonal(), np.diag(expected))
 
 
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid"])
+def test_dense_data_with_no_features(kernel):
+    """Dense X of 0 columns: every sample is the zero vector, so K is the
+    kernel of two zero vectors everywhere (0, coef0^d, 1, tanh(coef0)), and
+    a solve on it ends at its optimum.  The rows' addresses are taken
+    without reading them; the debug build (SVMSCREEN_DEBUG=1) raised
+    IndexError there."""
+    gamma, coef0, degree = PARAMS[kernel]
+    X = np.zeros((5, 0))
+    expected = reference_kernel(np.zeros((5, 1)), np.zeros((5, 1)), kernel, gamma, coef0,
+                                degree)
+    K = Kernel(X, kernel, gamma, coef0, degree)
+    assert_kernel_close(K.rows(np.arange(5)), expected)
+    assert_kernel_close(K.diagonal(), np.diag(expected))
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    result = solve(QMatrix(K, y, 1.0), -np.ones(5), np.zeros(5), np.ones(5), np.zeros(5), y=y)
+    assert result.status == "optimal"
+    assert np.all((result.alpha >= 0.0) & (result.alpha <= 1.0))
+    assert result.alpha @ y == pytest.approx(0.0, abs=1e-12)
+
+
 def test_feature_permutation_leaves_kernel_unchanged():
     """Permuting features (columns) is invisible to every kernel, for CSR
     whose index order must then be re-sorted."""
