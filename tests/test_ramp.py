@@ -438,10 +438,23 @@ def exact_outlier_sets(X, y, options):
             reference_cccp(K, y, C_i, options["s"], slack=options["tol"])]
 
 
-def assert_same_cccp(plain, screened, rtol=1e-8):
+def assert_same_cccp(plain, screened, rtol=1e-8, atol=0.0):
     assert [h.tolist() for h in plain.outlier_history] == \
         [h.tolist() for h in screened.outlier_history]
-    np.testing.assert_allclose(screened.objective, plain.objective, rtol=rtol)
+    np.testing.assert_allclose(screened.objective, plain.objective, rtol=rtol, atol=atol)
+
+
+def objective_slack(y, options):
+    """How far apart two CCCP objectives at the same outlier sets may be
+    when both inner solves stop at ``options["tol"]``: each stops with a
+    duality gap of at most tol sum_i C_i, so 2 tol sum_i C_i (class weights
+    as per-sample boxes).  On weighted_collapse's heavy classes this is
+    above an rtol of 1e-8: seed 108 (sum C_i = 2910) differed by 1.3e-8,
+    1.1e-8 relative, on the packages of 2026-11 (numpy 2.4.6, scipy
+    1.17.1), within its slack of 5.8e-7."""
+    weights = options["class_weight"]
+    boxes = options["C"] * np.array([weights[label] for label in y])
+    return 2.0 * options["tol"] * boxes.sum()
 
 
 def tie_problem():
@@ -500,7 +513,7 @@ def test_screening_keeps_the_outliers_of_weighted_collapses():
             plain = svmscreen.train_ramp(X, y, screening=None, **options)
             screened = svmscreen.train_ramp(X, y, screening="safe", **options)
         try:
-            assert_same_cccp(plain, screened)
+            assert_same_cccp(plain, screened, atol=objective_slack(y, options))
             if seed in (134, 165, 224, 238, 313, 372, 467, 500, 551, 566):
                 assert [h.tolist() for h in plain.outlier_history] == \
                     exact_outlier_sets(X, y, options)
