@@ -410,6 +410,10 @@ cdef class SolveResult:
     screen_seconds, frozen_lower, frozen_upper, start_frozen_lower,
     start_frozen_upper, n_dense_steps :
         Diagnostics (``_SMO``'s counters).
+    fallback_futile : bool
+        The last dense fallback moved no alpha, nor has SMO since: only
+        then may a step that changes nothing end the solve
+        (``_SMO.may_leave_loop``).
 
     A cdef class with declared fields: one-vs-one fits take thousands of
     small solves, and a Python object whose twenty attributes were set one
@@ -421,6 +425,7 @@ cdef class SolveResult:
     cdef public object work_select, work_reconstruct, work_gbar, n_screens, n_swaps
     cdef public object screen_seconds, frozen_lower, frozen_upper
     cdef public object start_frozen_lower, start_frozen_upper, n_dense_steps
+    cdef public object fallback_futile
     cdef dict __dict__
 
     def __init__(self, alpha, grad, rho, objective, n_iter, status, violation):
@@ -2222,6 +2227,7 @@ def solve(QMatrix Q, p, lo, hi, alpha0, y=None, fixed=None, grad0=None,
     result.start_frozen_lower = int(s.start_frozen_lower)
     result.start_frozen_upper = int(s.start_frozen_upper)
     result.n_dense_steps = int(s.n_dense_steps)
+    result.fallback_futile = bool(s.fallback_futile)
     result.frozen = frozen
     # LIBSVM mode: the progress marks svm.cpp would have printed
     result.progress = (<bytes> s.events[:s.n_events]).decode("ascii") if s.n_events else ""
