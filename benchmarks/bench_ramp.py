@@ -75,7 +75,7 @@ def replay(X, y, C, gamma, outlier_history, tol, truth=None):
     objective, the samples put back and the seconds."""
     start = CLOCK()
     X, _, signs, hi_unit, params, tol, _ = _build(X, y, "rbf", gamma, 0.0, 3, tol, 100.0,
-                                                  None, None)
+                                                  None, None, None)
     problem = _Problem(X, signs, hi_unit, **params)
     Q, n = problem.Q, problem.n
     C_i, lo = hi_unit * C, np.zeros(n)

@@ -1,15 +1,18 @@
 """The ramp-loss (robust) SVM, trained by CCCP.
 
-    min_{w,b}  J(w, b) = 1/2 ||w||^2 + C sum_i R_s(y_i f(x_i)),
+    min_{w,b}  J(w, b) = 1/2 ||w||^2 + sum_i C_i R_s(y_i f(x_i)),
     R_s(z) = H_1(z) - H_s(z) = min(1 - s, max(0, 1 - z)),   s <= 0
 
 (Collobert, Sinz, Weston & Bottou 2006; paper 001, eqs. 3-7, as corrected in
-notes/seed_001_rsvm_cccp.md).  CCCP linearises the concave part at the
-current model: mu_i = C * [z_i < s] (strict <, so a tie gives 0), and each
-convex inner problem (CIL) is, in LIBSVM's form (notes §1 "LIBSVM form"),
+notes/seed_001_rsvm_cccp.md), with the per-sample weights of the hinge SVM,
+C_i = C * class_weight[y_i] * sample_weight_i (paper 001's eq. 3 has one C;
+its derivation holds sample by sample, C becoming C_i).  CCCP linearises the
+concave part at the current model: mu_i = C_i * [z_i < s] (strict <, so a
+tie gives 0), and each convex inner problem (CIL) is, in LIBSVM's form
+(notes §1 "LIBSVM form"),
 
     min_beta 1/2 beta'Q beta + p'beta,  p = -1 - Q mu,  y'beta = y'mu,
-    0 <= beta_i <= C,
+    0 <= beta_i <= C_i,
 
 with w = sum_i y_i (beta_i - mu_i) phi(x_i).  The box does not depend on mu:
 from one step to the next only p and the right-hand side of the equality
@@ -159,9 +162,11 @@ class RampResult:
         Per step, the inner solve's status ("optimal", "max_iter" or
         "round_off", as ``_solver.SolveResult.status``).
     n_outliers : ndarray
-        #{mu_i > 0} used by each step.
+        #{mu_i > 0} used by each step: samples, not weights (a sample of
+        weight k counts once; one of weight 0 has mu_i = C_i = 0 and is
+        never an outlier).
     screened_zero, screened_bound, frozen, put_back, n_iter : ndarray of int
-        Per step: samples fixed at beta = 0 / beta = C by screening at the
+        Per step: samples fixed at beta = 0 / beta = C_i by screening at the
         warm start, samples frozen by screening during the solve (with
         re-solves, the most frozen during one of them), samples put back (0
         when the rules are right), SMO iterations (``max_iter`` bounds
@@ -179,7 +184,7 @@ class RampResult:
         (``SolveResult``), rule evaluations, kernel values computed, position
         swaps (each reorders the cached kernel columns).
     mu : ndarray
-        The final outlier weights.
+        The final outlier weights, mu_i = C_i or 0.
     outlier_history : list of ndarray
         Per step, the indices of the samples treated as outliers (mu_i > 0).
     """
@@ -418,7 +423,8 @@ def _check_s(s):
     return s
 
 
-def _build(X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight):
+def _build(X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight,
+           sample_weight):
     _, kernel, degree, coef0, tol, cache_size, max_iter = check_parameters(
         C=1.0, kernel=kernel, degree=degree, coef0=coef0, tol=tol, cache_size=cache_size,
         max_iter=max_iter)
@@ -426,7 +432,9 @@ def _build(X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_
     y = check_labels(y, X.shape[0])
     classes, signs = binary_signs(y)
     gamma = resolve_gamma(gamma, X, kernel)
-    hi_unit = class_bounds(y, classes, 1.0, class_weight, None)
+    # C_i / C = class_weight[y_i] * sample_weight_i, as fit_binary's and
+    # train_path's boxes
+    hi_unit = class_bounds(y, classes, 1.0, class_weight, sample_weight)
     params = dict(kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
                   cache_size=cache_size, fit_intercept=True)
     return X, classes, signs, hi_unit, params, tol, max_iter
@@ -449,6 +457,11 @@ def _ramp_model(X, classes, signs, beta, mu, intercept, C, params, trace, model_
         n_features=X.shape[1])
 
 
+def _weight_names(sample_weight):
+    """The weight arguments an overflow of C_i is named by."""
+    return "class_weight" if sample_weight is None else "class_weight and sample_weight"
+
+
 def _check_max_outer(max_outer):
     if isinstance(max_outer, bool) or not isinstance(max_outer, (int, np.integer)) \
             or max_outer < 1:
@@ -456,19 +469,30 @@ def _check_max_outer(max_outer):
 
 
 def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degree=3,
-               class_weight=None, screening="safe", tol=1e-3, shrinking=True,
+               class_weight=None, sample_weight=None, screening="safe", tol=1e-3, shrinking=True,
                cache_size=100.0, max_iter=None, max_outer=50, verbose=False):
     """Fit a ramp-loss SVM (robust to mislabelled points) by CCCP.
+
+    Minimises J(w, b) = 1/2 ||w||^2 + sum_i C_i R_s(y_i f(x_i)) with
+    C_i = C * class_weight[y_i] * sample_weight_i, the boxes of
+    ``fit_binary``: each sample's hinge and its concave part (CCCP's
+    mu_i = C_i where y_i f(x_i) < s) are scaled by its own C_i.
 
     Parameters
     ----------
     X, y : training data and two-class labels.
     C : float
     s : float <= 0, default=0
-        Where the ramp flattens: a sample with margin below s costs 1 - s and
-        stops pulling on the model.
+        Where the ramp flattens: a sample with margin below s costs
+        C_i (1 - s) and stops pulling on the model.
     kernel, gamma, coef0, degree, class_weight, tol, shrinking, cache_size,
     max_iter : as ``fit_binary``.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Per-sample multipliers of C, each finite and >= 0 (as
+        ``fit_binary``'s; the array is not modified).  A weight k > 0 counts
+        as k copies of the sample; a weight 0 gives the box [0, 0], so the
+        sample has no influence on the model (gamma="scale" still reads
+        its row of X, as ``fit_binary``'s does).
     screening : {"safe"} or None, default="safe"
         Safe screening inside each inner solve and at each warm start
         (paper 001's rules, made safe for the intercept).
@@ -483,13 +507,14 @@ def train_ramp(X, y, C=1.0, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degre
     RampResult
     """
     return _train_ramp(X, y, C, s, kernel=kernel, gamma=gamma, coef0=coef0, degree=degree,
-                       class_weight=class_weight, screening=screening, tol=tol,
+                       class_weight=class_weight, sample_weight=sample_weight,
+                       screening=screening, tol=tol,
                        shrinking=shrinking, cache_size=cache_size, max_iter=max_iter,
                        max_outer=max_outer, verbose=verbose, stacklevel=4)
 
 
-def _train_ramp(X, y, C, s, *, kernel, gamma, coef0, degree, class_weight, screening, tol,
-                shrinking, cache_size, max_iter, max_outer, verbose,
+def _train_ramp(X, y, C, s, *, kernel, gamma, coef0, degree, class_weight, sample_weight,
+                screening, tol, shrinking, cache_size, max_iter, max_outer, verbose,
                 warning=ConvergenceWarning, stacklevel=3):
     """``train_ramp``, its convergence warnings of category ``warning``
     (``cccp``'s ``stacklevel``: 4 names train_ramp's caller)."""
@@ -498,12 +523,13 @@ def _train_ramp(X, y, C, s, *, kernel, gamma, coef0, degree, class_weight, scree
     shrinking = check_flag(shrinking, "shrinking")
     verbose = check_flag(verbose, "verbose")
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
-        X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
+        X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight,
+        sample_weight)
     if isinstance(C, bool) or not np.ndim(C) == 0:
         raise TypeError(f"C must be one number (train_ramp_path takes a grid), got {C!r}")
     C = float(check_C_grid(C)[0])     # as fit_binary's and the ramp path's C
     # class_bounds saw C = 1: the boxes at this C are checked here
-    check_box_overflow(C, hi_unit, "class_weight")
+    check_box_overflow(C, hi_unit, _weight_names(sample_weight))
     problem = _Problem(X, signs, hi_unit, **params)
     rule = make_ramp_screening(screening, problem)
     beta, mu, intercept, trace, converged, step = cccp(
@@ -515,8 +541,9 @@ def _train_ramp(X, y, C, s, *, kernel, gamma, coef0, degree, class_weight, scree
 
 
 def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degree=3,
-                    class_weight=None, screening="safe", tol=1e-3, shrinking=True,
-                    cache_size=100.0, max_iter=None, max_outer=50, verbose=False):
+                    class_weight=None, sample_weight=None, screening="safe", tol=1e-3,
+                    shrinking=True, cache_size=100.0, max_iter=None, max_outer=50,
+                    verbose=False):
     """``train_ramp`` at every C of an increasing grid, sharing one kernel
     cache (``verbose``: a progress bar over the grid on stderr, tqdm if
     installed).
@@ -536,6 +563,10 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     reach another stationary point (on sigmoid, poly with coef0 < 0 and an
     asymmetric precomputed kernel the path solves each C from 0).
 
+    The parameters are ``train_ramp``'s (``sample_weight`` too: the boxes
+    C_i = C * class_weight[y_i] * sample_weight_i at each C of the grid),
+    with C an increasing grid.
+
     Returns
     -------
     list of RampResult, one per C.
@@ -545,9 +576,10 @@ def train_ramp_path(X, y, C, s=0.0, *, kernel="rbf", gamma=None, coef0=0.0, degr
     shrinking = check_flag(shrinking, "shrinking")
     verbose = check_flag(verbose, "verbose")
     X, classes, signs, hi_unit, params, tol, max_iter = _build(
-        X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight)
+        X, y, kernel, gamma, coef0, degree, tol, cache_size, max_iter, class_weight,
+        sample_weight)
     grid = check_C_grid(C)
-    check_box_overflow(grid[-1], hi_unit, "class_weight")
+    check_box_overflow(grid[-1], hi_unit, _weight_names(sample_weight))
     problem = _Problem(X, signs, hi_unit, **params)
     path_rule = make_screening("it" if screening else None, problem, True)
     ramp_rule = make_ramp_screening(screening, problem)

@@ -575,9 +575,12 @@ def test_box_overflow_names_C_and_class_weight(run):
     # the boxes were built at C = 1 and only the solver saw C * weight
     # overflow: "hi must be finite", naming no argument
     X, y = noisy_blobs(20, 0.1, seed=0)
-    # (and only class_weight: the ramp takes no sample_weight)
+    # (only class_weight, unless sample_weight is given)
     with pytest.raises(ValueError, match="C=1e\\+300 times class_weight overflows"):
         run(X, y, 1e300, class_weight={1.0: 1e10, -1.0: 1.0})
+    with pytest.raises(ValueError, match="C=1e\\+300 times class_weight and sample_weight "
+                                         "overflows"):
+        run(X, y, 1e300, sample_weight=np.full(20, 1e10))
 
 
 def test_screening_allowances_at_the_largest_C_raise_no_overflow_warning():
@@ -634,3 +637,216 @@ def test_screened_cccp_steps_match_exact_qp_and_unscreened(seed, kernel, C, s, w
         assert result.put_back.sum() == 0
         J = result.objective
         assert np.all(np.diff(J) <= 1e-9 * np.maximum(1.0, np.abs(J[:-1])))
+
+
+# ------------------- per-sample weights: C_i = C * class_weight[y_i] * sample_weight_i
+def weighted_problem(seed, n=30, zeros=True):
+    """noisy_blobs with integer sample weights 0-3 (0 only if ``zeros``),
+    each class weighing something."""
+    X, y = noisy_blobs(n, 0.2, seed)
+    if np.all(y == y[0]):
+        y[0] = -y[0]
+    rng = np.random.default_rng(seed)
+    weight = rng.integers(0 if zeros else 1, 4, n).astype(float)
+    for label in (-1.0, 1.0):
+        weight[np.flatnonzero(y == label)[0]] = 2.0
+    return X, y, weight
+
+
+def step_objectives_at_own_outliers(result, K, y, C_i, s):
+    """For each CCCP step of ``result``, the ramp objective J at the exact
+    optimum of its inner QP (exact_svc_dual, boxes [0, C_i]) with the
+    step's own outlier weights mu_i = C_i [i an outlier of the step]."""
+    Q = y[:, None] * y[None, :] * K
+    objectives = []
+    for outliers in result.outlier_history:
+        mu = np.zeros(y.size)
+        mu[outliers] = C_i[outliers]
+        beta, (b_lo, b_hi) = exact_svc_dual(Q, -1.0 - Q @ mu, C_i, y, delta=float(y @ mu))
+        coef = beta - mu
+        q = Q @ coef
+        margins = q + y * (0.5 * (b_lo + b_hi))
+        objectives.append(0.5 * coef @ q + float(np.sum(C_i * ramp_loss(margins, s))))
+    return np.array(objectives)
+
+
+@pytest.mark.parametrize("screening", [None, "safe"])
+@pytest.mark.parametrize("kernel, C, s", [("linear", 1.0, 0.0), ("rbf", 1.0, -0.3),
+                                          ("rbf", 0.3, 0.0)])
+def test_integer_sample_weights_repeat_samples(screening, kernel, C, s):
+    """A sample of weight k is k copies of it: both runs start at beta = 0,
+    and the copies' margins are equal, so their mu are too and every inner
+    problem of the copies is the weighted one with each sample's betas
+    summed.  Same steps, outliers (each copy of a weighted outlier) and J,
+    the same decision function."""
+    n_outliers = 0
+    for seed in range(4):
+        X, y, weight = weighted_problem(seed)
+        copies = weight.astype(int)
+        options = dict(C=C, s=s, kernel=kernel, gamma=0.5, tol=1e-10, screening=screening)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # a constant model is a valid end
+            weighted = svmscreen.train_ramp(X, y, sample_weight=weight, **options)
+            repeated = svmscreen.train_ramp(np.repeat(X, copies, axis=0),
+                                            np.repeat(y, copies), **options)
+        source = np.repeat(np.arange(y.size), copies)
+        assert weighted.n_outer == repeated.n_outer, seed
+        for ours, theirs in zip(weighted.outlier_history, repeated.outlier_history):
+            np.testing.assert_array_equal(source[theirs], np.repeat(ours, copies[ours]))
+        np.testing.assert_allclose(weighted.objective, repeated.objective, rtol=1e-8)
+        np.testing.assert_allclose(weighted.model.decision_function(X),
+                                   repeated.model.decision_function(X), atol=1e-7)
+        assert weighted.put_back.sum() == repeated.put_back.sum() == 0
+        n_outliers += weighted.n_outliers.sum()
+    assert n_outliers > 0       # CCCP went beyond the hinge step
+
+
+@pytest.mark.parametrize("screening", [None, "safe"])
+def test_sample_weight_zero_drops_the_sample(screening):
+    """A weight 0 gives the box [0, 0]: no influence on w or b, never an
+    outlier, never a support vector; the fit equals the one without the
+    sample (fixed gamma: "scale" reads every row of X)."""
+    for seed in range(4):
+        X, y, weight = weighted_problem(seed, n=40)
+        # the zero-weight rows on the wrong side: outliers if they counted
+        X[weight == 0] += 0.5 * y[weight == 0, None]
+        y[weight == 0] *= -1
+        keep = weight > 0
+        options = dict(C=3.0, s=-0.3, gamma=0.5, tol=1e-10, screening=screening)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            weighted = svmscreen.train_ramp(X, y, sample_weight=weight, **options)
+            dropped = svmscreen.train_ramp(X[keep], y[keep], sample_weight=weight[keep],
+                                           **options)
+        rows = np.flatnonzero(keep)
+        # with weight 1 they are outliers: the weight 0 is what sets them aside
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            counted = svmscreen.train_ramp(X, y, sample_weight=np.maximum(weight, 1.0),
+                                           **options)
+        assert np.any(counted.mu[~keep])
+        assert weighted.n_outer == dropped.n_outer
+        for ours, theirs in zip(weighted.outlier_history, dropped.outlier_history):
+            np.testing.assert_array_equal(ours, rows[theirs])
+        np.testing.assert_allclose(weighted.objective, dropped.objective, rtol=1e-10)
+        np.testing.assert_allclose(weighted.model.decision_function(X),
+                                   dropped.model.decision_function(X), atol=1e-8)
+        assert not np.any(weighted.mu[~keep]) and not np.any(weighted.model.alpha_[~keep])
+        assert np.all(np.isin(weighted.model.support_, rows))
+
+
+@settings(max_examples=examples(12), deadline=None)
+@given(seed=st.integers(0, 10_000), kernel=st.sampled_from(["linear", "rbf"]),
+       C=st.sampled_from([0.1, 1.0, 10.0]), s=st.sampled_from([0.0, -0.5]))
+def test_sample_weighted_cccp_steps_match_exact_qp_and_unscreened(seed, kernel, C, s):
+    """Real sample weights from 0.03 to 30, a fifth of them 0: with
+    screening on and off, every CCCP step's outliers and J equal those of
+    CCCP with each inner problem solved exactly with the boxes [0, C_i]
+    (reference_cccp), each step's J equals the exact optimum of the inner
+    QP at that step's own mu, nothing is put back (the screening's boxes
+    and weighted intercept count are right), and J never increases."""
+    X, y = noisy_blobs(30, 0.2, seed)
+    if np.all(y == y[0]):
+        y[0] = -y[0]
+    rng = np.random.default_rng(seed)
+    weight = 10 ** rng.uniform(-1.5, 1.5, y.size)
+    weight[rng.random(y.size) < 0.2] = 0.0
+    for label in (-1.0, 1.0):
+        weight[np.flatnonzero(y == label)[0]] = 1.0
+    K = Kernel(X, kernel, 0.5, 0.0, 3).rows(np.arange(30))
+    C_i = C * weight
+    reference = reference_cccp(K, y, C_i, s)
+    for screening in (None, "safe"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # a constant model is a valid end
+            result = svmscreen.train_ramp(X, y, C=C, s=s, kernel=kernel, gamma=0.5,
+                                          sample_weight=weight, screening=screening,
+                                          tol=1e-10)
+        assert result.n_outer == len(reference), screening
+        for t, (outliers, J, _) in enumerate(reference):
+            np.testing.assert_array_equal(result.outlier_history[t], outliers)
+            assert result.objective[t] == pytest.approx(J, rel=1e-8, abs=1e-10), (screening, t)
+        np.testing.assert_allclose(result.objective,
+                                   step_objectives_at_own_outliers(result, K, y, C_i, s),
+                                   rtol=1e-8, atol=1e-10)
+        assert result.put_back.sum() == 0
+        J = result.objective
+        assert np.all(np.diff(J) <= 1e-9 * np.maximum(1.0, np.abs(J[:-1])))
+
+
+def test_screening_with_sample_weights_on_real_data():
+    """Sample weights 0-7 on 12% flipped labels: screening on and off, and
+    the ramp path, take the same outlier sets to the same objective; the
+    rules freeze samples (they are exercised) and put back none."""
+    X, y = load_dataset("diabetes_scale", 400)
+    y = np.array(y)
+    rng = np.random.default_rng(0)
+    y[rng.choice(y.size, y.size // 8, replace=False)] *= -1
+    weight = rng.choice([0.0, 0.5, 1.0, 2.0, 7.0], y.size)
+    options = dict(s=-1.0, gamma=0.5, sample_weight=weight, tol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = svmscreen.train_ramp(X, y, 1.0, screening=None, **options)
+        screened = svmscreen.train_ramp(X, y, 1.0, screening="safe", **options)
+        path = svmscreen.train_ramp_path(X, y, [0.1, 1.0], **options)
+    assert plain.n_outer > 2
+    for result in (screened, path[-1]):
+        assert_same_cccp(plain, result, rtol=1e-7)
+        assert result.put_back.sum() == 0
+    assert screened.frozen.sum() + screened.screened_zero.sum() + \
+        screened.screened_bound.sum() > 0
+    assert path[0].put_back.sum() == 0
+    alone = svmscreen.train_ramp(X, y, 0.1, screening=None, **options)
+    assert_same_cccp(alone, path[0], rtol=1e-7)
+
+
+def test_ramp_path_with_integer_sample_weights_repeats_samples():
+    X, y, weight = weighted_problem(7, n=40)
+    copies = weight.astype(int)
+    grid = [0.3, 3.0]
+    options = dict(s=-0.5, gamma=0.5, tol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        weighted = svmscreen.train_ramp_path(X, y, grid, sample_weight=weight, **options)
+        repeated = svmscreen.train_ramp_path(np.repeat(X, copies, axis=0),
+                                             np.repeat(y, copies), grid, **options)
+    for ours, theirs in zip(weighted, repeated):
+        np.testing.assert_allclose(ours.objective, theirs.objective, rtol=1e-8)
+        np.testing.assert_allclose(ours.model.decision_function(X),
+                                   theirs.model.decision_function(X), atol=1e-7)
+
+
+@pytest.mark.parametrize("run", [svmscreen.train_ramp, svmscreen.train_ramp_path])
+@pytest.mark.parametrize("weight, error, match", [
+    (np.ones(19), ValueError, r"sample_weight must be a finite array of shape \(20,\)"),
+    (np.ones((20, 1)), ValueError, "sample_weight must be a finite array of shape"),
+    (np.where(np.arange(20) == 3, -1.0, 1.0), ValueError, "sample_weight must be finite and >= 0"),
+    (np.where(np.arange(20) == 3, np.nan, 1.0), ValueError, "sample_weight must be a finite"),
+    (np.where(np.arange(20) == 3, np.inf, 1.0), ValueError, "sample_weight must be a finite"),
+    (np.zeros(20), ValueError, "sample_weight is zero for every sample"),
+    (["a"] * 20, TypeError, "sample_weight"),
+])
+def test_bad_sample_weight_names_it(run, weight, error, match):
+    X, y = noisy_blobs(20, 0.1, seed=0)
+    with pytest.raises(error, match=match):
+        run(X, y, 1.0, sample_weight=weight)
+
+
+def test_sample_weight_leaving_one_class_is_an_error():
+    X, y = noisy_blobs(20, 0.1, seed=0)
+    with pytest.raises(ValueError, match="leave only class"):
+        svmscreen.train_ramp(X, y, sample_weight=(y > 0) * 1.0)
+
+
+def test_sample_weight_is_not_modified():
+    X, y, weight = weighted_problem(1)
+    given = weight.copy()
+    weight.flags.writeable = False       # a write would raise
+    svmscreen.train_ramp(X, y, sample_weight=weight, gamma=0.5)
+    svmscreen.train_ramp_path(X, y, [0.5, 1.0], sample_weight=weight, gamma=0.5)
+    np.testing.assert_array_equal(weight, given)
+    # a list and an integer array are taken as the float weights
+    np.testing.assert_array_equal(
+        svmscreen.train_ramp(X, y, sample_weight=given.astype(int).tolist(),
+                             gamma=0.5).model.alpha_,
+        svmscreen.train_ramp(X, y, sample_weight=given, gamma=0.5).model.alpha_)
