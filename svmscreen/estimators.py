@@ -573,12 +573,13 @@ class _BinaryModelClassifier(_Estimator):
         # model_ was trained on the class indices 0 and 1
         return self.classes_[self.model_.predict(X).astype(np.intp)]
 
-    def _binary_fit_data(self, X, y):
+    def _binary_fit_data(self, X, y, sample_weight=None):
         """Validated X, the class indices (0, 1) that svmscreen's functions
-        train on (any label type), and class_weight as their dict."""
+        train on (any label type), and class_weight as their dict (checked
+        with ``sample_weight``: two classes must weigh something)."""
         X, y, self.classes_, y_index = _check_X_y(self, X, y, self.kernel)
         _binary_only(self, self.classes_)
-        return X, y_index, self._index_class_weight(y)
+        return X, y_index, self._index_class_weight(y, sample_weight)
 
     def _index_class_weight(self, y, sample_weight=None):
         """class_weight (dict, "balanced" or None) as {class index: weight},
@@ -780,7 +781,8 @@ class RampSVC(_BinaryModelClassifier):
         Where the ramp flattens: a sample with margin below s stops pulling
         on the model.
     kernel, degree, gamma, coef0, shrinking, tol, cache_size, class_weight :
-        As ``SVC`` (class_weight: a dict, "balanced" or None).
+        As ``SVC`` (class_weight: a dict, "balanced" or None; ``fit`` takes
+        sample_weight, C_i = C * class_weight[y_i] * sample_weight_i).
     screening : {"safe"} or None, default="safe"
     max_outer : int, default=50
         Cap on CCCP steps.
@@ -817,15 +819,34 @@ class RampSVC(_BinaryModelClassifier):
         self.verbose = verbose
 
     @_keeps_state_on_failure
-    def fit(self, X, y):
-        X, y_index, class_weight = self._binary_fit_data(X, y)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the ramp-loss SVM by CCCP (``svmscreen.train_ramp``).
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            For kernel="precomputed", the (n_samples, n_samples) kernel matrix.
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sample_weight : array-like of shape (n_samples,) or None
+            C_i = C * class_weight[y_i] * sample_weight_i, as ``SVC.fit``'s:
+            sample i's hinge and its ramp cap are scaled by C_i.  Each weight
+            finite and >= 0 (a negative, NaN or infinite one is a
+            ValueError); a weight 0 leaves the sample without influence.
+
+        Returns
+        -------
+        self
+        """
+        X, y_index, class_weight = self._binary_fit_data(X, y, sample_weight)
         # train_ramp, whose convergence warnings (max_outer, a cycle, a rise
         # of J, an inner solve's cap) scikit-learn's filters also catch, as SVC's
         self.result_ = _train_ramp(
             X, y_index, C=self.C, s=self.s, kernel=self.kernel, degree=self.degree,
             gamma=self.gamma, coef0=self.coef0, shrinking=self.shrinking, tol=self.tol,
             cache_size=self.cache_size, class_weight=class_weight,
-            screening=self.screening, max_iter=None, max_outer=self.max_outer,
+            sample_weight=sample_weight, screening=self.screening, max_iter=None,
+            max_outer=self.max_outer,
             verbose=_check_verbose(self.verbose), warning=EstimatorConvergenceWarning)
         self.model_ = self.result_.model
         self.n_iter_ = self.result_.n_outer

@@ -24,8 +24,10 @@ from svmscreen.estimators import SVC, RampSVC, SVCPathCV  # noqa: E402
 # (sklearn/utils/_test_common/instance_generator.py): integer sample weights
 # are not repeated samples to the check's 1e-7, because gamma="scale" reads
 # the variance of X, which repeated rows change, and both fits stop at tol.
-# test_integer_sample_weights_repeat_samples shows the equivalence where it
-# holds (a fixed gamma, a tight tol).
+# RampSVC's defaults are the same (its CCCP steps stop at tol too).
+# test_integer_sample_weights_repeat_samples and
+# test_ramp_svc_passes_the_weight_checks_at_a_fixed_gamma show the
+# equivalence where it holds (a fixed gamma, a tight tol).
 _WEIGHTS_ARE_NOT_REPEATS = {
     check: "gamma='scale' depends on repeated rows; the fits agree to tol, not 1e-7"
     for check in ("check_sample_weight_equivalence_on_dense_data",
@@ -33,7 +35,7 @@ _WEIGHTS_ARE_NOT_REPEATS = {
 
 
 def _expected_failures(estimator):
-    return _WEIGHTS_ARE_NOT_REPEATS if not isinstance(estimator, RampSVC) else {}
+    return _WEIGHTS_ARE_NOT_REPEATS
 
 
 @parametrize_with_checks([SVC(), SVC(probability=True, random_state=0), SVCPathCV(Cs=5, cv=3),
@@ -286,6 +288,83 @@ def test_integer_sample_weights_repeat_samples():
     repeated = SVC(**options).fit(np.repeat(X, weight, axis=0), np.repeat(y, weight))
     np.testing.assert_allclose(weighted.decision_function(X), repeated.decision_function(X),
                                atol=1e-7)
+
+
+@pytest.mark.parametrize("check", ["check_sample_weight_equivalence_on_dense_data",
+                                   "check_sample_weight_equivalence_on_sparse_data"])
+def test_ramp_svc_passes_the_weight_checks_at_a_fixed_gamma(check):
+    """The two checks RampSVC() is expected to fail (gamma="scale", tol
+    1e-3) pass at a fixed gamma and a tight tol: integer sample weights are
+    repeated samples to scikit-learn's 1e-7."""
+    from sklearn.utils import estimator_checks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        getattr(estimator_checks, check)("RampSVC", RampSVC(gamma=0.5, tol=1e-10))
+
+
+def test_ramp_svc_sample_weight_in_a_grid_search():
+    """GridSearchCV routes sample_weight to RampSVC.fit, each fold's fit
+    getting its training rows' weights (and scores the held-out part
+    weighted): its split scores are those of fits on the folds by hand."""
+    X, y = load_dataset("heart_scale", 150)
+    X = X.toarray()
+    y = np.array(y)
+    y[::7] *= -1
+    rng = np.random.default_rng(0)
+    weight = rng.choice([0.0, 0.5, 1.0, 3.0], y.size)
+    splits = list(StratifiedKFold(3).split(X, y))
+    Cs = [0.1, 1.0, 10.0]
+    options = dict(gamma=0.1, s=-0.5, tol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grid = GridSearchCV(RampSVC(**options), {"C": Cs}, cv=splits).fit(
+            X, y, sample_weight=weight)
+        for k, (train, held) in enumerate(splits):
+            for t, C in enumerate(Cs):
+                fold = RampSVC(C=C, **options).fit(X[train], y[train],
+                                                   sample_weight=weight[train])
+                right = fold.predict(X[held]) == y[held]
+                assert grid.cv_results_[f"split{k}_test_score"][t] == pytest.approx(
+                    np.average(right, weights=weight[held]), rel=1e-12)
+        unweighted = GridSearchCV(RampSVC(**options), {"C": Cs}, cv=splits).fit(X, y)
+        refit = RampSVC(C=grid.best_params_["C"], **options).fit(X, y, sample_weight=weight)
+    np.testing.assert_array_equal(grid.best_estimator_.decision_function(X),
+                                  refit.decision_function(X))
+    assert not np.allclose(unweighted.cv_results_["mean_test_score"],
+                           grid.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("weight, error, match", [
+    (np.ones(99), ValueError, r"sample_weight must be a finite array of shape \(100,\)"),
+    (np.where(np.arange(100) == 3, -1.0, 1.0), ValueError,
+     "sample_weight must be finite and >= 0"),
+    (np.where(np.arange(100) == 3, np.nan, 1.0), ValueError, "sample_weight must be a finite"),
+    (np.where(np.arange(100) == 3, np.inf, 1.0), ValueError, "sample_weight must be a finite"),
+    (np.zeros(100), ValueError, "sample_weight is zero for every sample"),
+    (np.arange(100) < 50, ValueError, "positive weights belong to the same class"),
+])
+def test_ramp_svc_bad_sample_weight_names_it(weight, error, match):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(error, match=match):
+        RampSVC().fit(X[:100], y[:100], sample_weight=weight)
+
+
+def test_ramp_svc_sample_weight_is_train_ramps():
+    """RampSVC.fit(sample_weight=w) fits train_ramp's model with the same
+    weights (class_weight on top), and leaves w as it was."""
+    X, y = load_iris(return_X_y=True)
+    X, y = X[50:], y[50:]          # versicolor and virginica overlap
+    weight = np.random.default_rng(0).uniform(0.0, 3.0, y.size)
+    given = weight.copy()
+    weight.flags.writeable = False
+    options = dict(C=3.0, s=-0.5, gamma=0.5, tol=1e-10)
+    ours = RampSVC(class_weight={2: 2.0}, **options).fit(X, y, sample_weight=weight)
+    theirs = svmscreen.train_ramp(X, y, class_weight={2: 2.0}, sample_weight=given,
+                                  **options)
+    np.testing.assert_array_equal(weight, given)
+    np.testing.assert_array_equal(ours.decision_function(X),
+                                  theirs.model.decision_function(X))
+    assert ours.result_.n_outliers[-1] > 0
 
 
 def test_grid_search_over_a_pipeline_picks_what_scikit_learn_picks():
