@@ -19,6 +19,7 @@
   copied.
 """
 import ctypes
+import importlib
 import lzma
 import math
 import os
@@ -2574,3 +2575,23 @@ def test_rows_libsvm_misreads_are_refused_naming_them(x, error, message):
     names x and its row."""
     with pytest.raises(error, match=message):
         ours.svm_train([1, -1], x, "-q")
+
+
+# The ctypes layer (the CDLL and its C types), which the drop-in does not
+# have (svmutil's docstring).
+CTYPES_NAMES = {"libsvm", "c_double", "PRINT_STRING_FUN"}
+
+
+@pytest.mark.parametrize("module", ["svm", "svmutil", "commonutil"])
+def test_each_module_exports_libsvm_s_public_names(module):
+    """``from libsvm.<module> import name`` keeps working as ``from
+    svmscreen.libsvm.<module> import name`` for every name of libsvm's
+    ``__all__`` (but the ctypes layer), and ``import *`` brings it:
+    gen_svm_nodearray and svm_node, in libsvm.svm's ``__all__``, were in
+    svmscreen.libsvm.svmutil only, and ``from svmscreen.libsvm.svm import
+    gen_svm_nodearray`` raised ImportError."""
+    theirs = importlib.import_module("libsvm." + module)
+    mine = importlib.import_module("svmscreen.libsvm." + module)
+    wanted = set(theirs.__all__) - CTYPES_NAMES
+    assert wanted <= set(mine.__all__)
+    assert all(hasattr(mine, name) for name in wanted)

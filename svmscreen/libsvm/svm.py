@@ -1,6 +1,7 @@
 """LIBSVM's data structures, as ``libsvm.svm`` exposes them: ``svm_parameter``
 (option parsing), ``svm_problem`` (training data), ``svm_model`` (a trained or
-loaded model with its getters), the ``svm_forms``/``kernel_names`` enums and
+loaded model with its getters), ``svm_node`` and ``gen_svm_nodearray`` (one
+feature vector), the ``svm_forms``/``kernel_names`` enums and
 ``check_parameter`` (LIBSVM's ``svm_check_parameter``).
 
 Data are held as CSR matrices in LIBSVM's *index space*: column ``c`` is
@@ -22,8 +23,9 @@ import scipy.sparse as sp
 from svmscreen._validation import INT_MAX, check_csr_structure, check_real_dtype, fits_c_int
 
 __all__ = ["svm_problem", "svm_parameter", "svm_model", "svm_forms", "kernel_names",
-           "print_null", "toPyModel", "C_SVC", "NU_SVC", "ONE_CLASS", "EPSILON_SVR",
-           "NU_SVR", "LINEAR", "POLY", "RBF", "SIGMOID", "PRECOMPUTED"]
+           "print_null", "toPyModel", "gen_svm_nodearray", "svm_node", "C_SVC", "NU_SVC",
+           "ONE_CLASS", "EPSILON_SVR", "NU_SVR", "LINEAR", "POLY", "RBF", "SIGMOID",
+           "PRECOMPUTED"]
 
 
 class svm_forms(IntEnum):
@@ -402,6 +404,29 @@ def as_labels(y, name="y", finite=True):
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinity")
     return arr
+
+
+class svm_node:
+    """One (index, value) feature, as libsvm's ``svm_node``."""
+
+    def __init__(self, index=-1, value=0):
+        self.index, self.value = index, value
+
+    def __str__(self):
+        return "%d:%g" % (self.index, self.value)
+
+
+def gen_svm_nodearray(xi, feature_max=None, isKernel=False):
+    """A feature vector as ``{index: value}`` (what svm_predict accepts) and
+    its largest index, from the forms libsvm's ``gen_svm_nodearray`` takes;
+    indices above ``feature_max`` are dropped."""
+    X, _ = as_index_csr([xi], isKernel, "xi")
+    base = 0 if isKernel else 1
+    index = (X.indices.astype(np.int64) + base).tolist()
+    row = dict(zip(index, X.data.tolist()))
+    if feature_max:
+        row = {k: v for k, v in row.items() if k <= feature_max}
+    return row, (max(row) if row else 0)
 
 
 class svm_problem:

@@ -55,35 +55,12 @@ from svmscreen.libsvm.model import (cross_validation, predict, predict_probabili
 from svmscreen.libsvm.modelfile import load_model, save_model
 from svmscreen.libsvm.svm import (C_SVC, EPSILON_SVR, LINEAR, NU_SVC, NU_SVR, ONE_CLASS,
                                   POLY, PRECOMPUTED, RBF, SIGMOID, as_index_csr, as_labels,
-                                  check_parameter, kernel_names, print_null, svm_forms,
-                                  svm_model, svm_parameter, svm_problem, toPyModel)
+                                  check_parameter, gen_svm_nodearray, kernel_names,
+                                  print_null, svm_forms, svm_model, svm_node, svm_parameter,
+                                  svm_problem, toPyModel)
 
-__all__ = (["svm_load_model", "svm_predict", "svm_save_model", "svm_train", "srand",
-            "gen_svm_nodearray", "svm_node"]
+__all__ = (["svm_load_model", "svm_predict", "svm_save_model", "svm_train", "srand"]
            + list(_svm.__all__) + list(_commonutil.__all__))
-
-
-class svm_node:
-    """One (index, value) feature, as libsvm's ``svm_node``."""
-
-    def __init__(self, index=-1, value=0):
-        self.index, self.value = index, value
-
-    def __str__(self):
-        return "%d:%g" % (self.index, self.value)
-
-
-def gen_svm_nodearray(xi, feature_max=None, isKernel=False):
-    """A feature vector as ``{index: value}`` (what svm_predict accepts) and
-    its largest index, from the forms libsvm's ``gen_svm_nodearray`` takes;
-    indices above ``feature_max`` are dropped."""
-    X, _ = as_index_csr([xi], isKernel, "xi")
-    base = 0 if isKernel else 1
-    index = (X.indices.astype(np.int64) + base).tolist()
-    row = dict(zip(index, X.data.tolist()))
-    if feature_max:
-        row = {k: v for k, v in row.items() if k <= feature_max}
-    return row, (max(row) if row else 0)
 
 
 def svm_train(arg1, arg2=None, arg3=None):
