@@ -2595,3 +2595,25 @@ def test_each_module_exports_libsvm_s_public_names(module):
     wanted = set(theirs.__all__) - CTYPES_NAMES
     assert wanted <= set(mine.__all__)
     assert all(hasattr(mine, name) for name in wanted)
+
+
+def test_a_kernel_problem_built_without_iskernel_names_the_flag():
+    """A precomputed kernel read as dicts and given to svm_problem(y, x)
+    without isKernel=True trains in libsvm (a dict's 0: key is kept) with
+    -t 4; the drop-in refuses the 0: key there (its svm_problem stores
+    columns by index from 1), and the message said that index 0 'is only
+    for precomputed kernels, -t 4', which is what the script was doing.
+    It now names isKernel=True, with which the problem trains as
+    libsvm's."""
+    y = [1, -1, 1, -1]
+    X = np.array([[1.0, 0.5], [0.2, 1.0], [0.9, 0.1], [0.0, 1.2]])
+    K = X @ X.T
+    x = [{0: i + 1, **{j + 1: K[i, j] for j in range(4)}} for i in range(4)]
+    theirs = official.svm_train(official.svm_problem(y, x), "-t 4 -q")
+    with pytest.raises(ValueError, match=r"x\[0\]: feature index 0 .*"
+                                         r"svm_problem\(y, x, isKernel=True\)"):
+        ours.svm_problem(y, x)
+    mine = ours.svm_train(ours.svm_problem(y, x, isKernel=True), "-t 4 -q")
+    assert mine.get_sv_indices() == theirs.get_sv_indices()
+    np.testing.assert_allclose(ours.svm_predict(y, x, mine, "-q")[2],
+                               official.svm_predict(y, x, theirs, "-q")[2], atol=1e-9)

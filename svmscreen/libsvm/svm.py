@@ -309,9 +309,13 @@ def _rows_to_csr(x, isKernel, name):
         previous = -1
         for k in row_idx:
             if k < base:
+                # libsvm's svm_problem(y, x) keeps a dict's 0: key without
+                # isKernel, so a script reading a kernel file that way trains
+                # there with -t 4; here it must say isKernel=True
                 raise ValueError(f"{where}: feature index {k} must be >= {base}"
-                                 + ("" if isKernel else " (index 0 is only for "
-                                    "precomputed kernels, -t 4)"))
+                                 + (" (index 0, the serial number, is only for precomputed "
+                                    "kernels: train with -t 4, or build "
+                                    "svm_problem(y, x, isKernel=True))" if k == 0 else ""))
             if k <= previous:
                 raise ValueError(f"{where}: duplicate feature index {k}")
             previous = k
