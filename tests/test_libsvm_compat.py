@@ -2617,3 +2617,28 @@ def test_a_kernel_problem_built_without_iskernel_names_the_flag():
     assert mine.get_sv_indices() == theirs.get_sv_indices()
     np.testing.assert_allclose(ours.svm_predict(y, x, mine, "-q")[2],
                                official.svm_predict(y, x, theirs, "-q")[2], atol=1e-9)
+
+
+def test_a_reused_parameter_object_keeps_its_default_gamma():
+    """libsvm's svm_train(prob, param) writes 1/n into the caller's
+    param.gamma, so the same object then trains a problem of another n
+    with the first one's gamma; the drop-in leaves param alone (svmutil's
+    docstring) and each problem gets its own 1/n, as with an option
+    string; the models' param.gamma holds the value used in both."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 6))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=30) > 0, 1.0, -1.0)
+    narrow, wide = X[:, :2], X
+    for lib in (official, ours):
+        param = lib.svm_parameter("-q")
+        first = lib.svm_train(lib.svm_problem(y, narrow), param)
+        second = lib.svm_train(lib.svm_problem(y, wide), param)
+        assert first.param.gamma == 0.5
+        if lib is official:
+            assert param.gamma == 0.5 and second.param.gamma == 0.5
+        else:
+            assert param.gamma == 0 and second.param.gamma == 1 / 6
+    fresh = official.svm_train(y, wide, "-q")
+    assert fresh.param.gamma == second.param.gamma
+    np.testing.assert_allclose(ours.svm_predict(y, wide, second, "-q")[2],
+                               official.svm_predict(y, wide, fresh, "-q")[2], atol=1e-9)

@@ -39,6 +39,12 @@ Differences from libsvm's binding, all deliberate:
   ValueError naming the class, whatever the svm type (libsvm trains on it:
   ``-w1 -1`` gives nSV = 0 and rho = inf; and ignores weights outside
   C-SVC);
+* ``svm_train(prob, param)`` leaves the caller's ``param`` as it was:
+  libsvm's writes the default gamma (1/n, n the largest feature index of
+  prob) into ``param.gamma``, so a parameter object reused for a problem
+  of another n trains there with the first problem's gamma; here each
+  problem gets its own 1/n, as it does when the options are a string
+  (the trained model's ``param.gamma`` holds the value used, as libsvm's);
 * the low-level ctypes layer (``libsvm.svm_train`` on pointers) does not
   exist; ``gen_svm_nodearray`` returns a dict that ``svm_predict`` accepts.
 """
