@@ -411,9 +411,10 @@ cdef class SolveResult:
     start_frozen_upper, n_dense_steps :
         Diagnostics (``_SMO``'s counters).
     fallback_futile : bool
-        The last dense fallback moved no alpha, nor has SMO since: only
-        then may a step that changes nothing end the solve
-        (``_SMO.may_leave_loop``).
+        The last dense fallback moved no alpha, nor has SMO since.  A step
+        that changes nothing ends the solve only if this holds or the
+        fallback is off (float32 kernel values), and no other way out is
+        left (``_SMO.may_leave_loop``).
 
     A cdef class with declared fields: one-vs-one fits take thousands of
     small solves, and a Python object whose twenty attributes were set one
