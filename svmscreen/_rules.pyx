@@ -32,12 +32,12 @@ from libc.math cimport ceil, floor, sqrt, fabs, fmax, fmin, INFINITY, NAN
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
-cnp.import_array()
-
 from svmscreen._kernels cimport dense_dot
 from svmscreen._solver cimport QMatrix
 from svmscreen._bounds cimport (ball_bounds_loop, two_ball_bounds_loop,
                                 dome_bounds_loop)
+
+cnp.import_array()
 
 # Relative slack of the weighted count's float comparisons
 # (bias_screening.md, sec. 2.5: "compare with C_N (1 +- 1e-12)").
@@ -1418,7 +1418,7 @@ cdef class _PathStep:
     cdef bint fit_intercept
     cdef double roundoff_scale, tau
     cdef double[::1] qa, lower, upper
-    cdef double[::1] alpha, hi_ref, hi    # the call's inputs (``_load``)
+    cdef double[::1] alpha, hi_ref, hi    # the call's inputs (``_load_inputs``)
     cdef double[:, ::1] work
     cdef unsigned char[::1] zero, bound
     cdef object masks
