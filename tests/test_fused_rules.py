@@ -274,6 +274,45 @@ def test_path_dvi_step_equals_screen(seed, n, fit_intercept, weighted, centre, q
     assert step.n_screened == zero.sum() + bound.sum()
 
 
+@pytest.mark.parametrize("form", ["list", "strided", "big-endian", "int-boxes"])
+def test_path_steps_convert_their_vectors(form):
+    """The steps' calls take any array-like of float64 values (converted,
+    as numpy would) and give the masks of the float64 vectors; their
+    inputs are not modified."""
+    rng = np.random.default_rng(4)
+    n = 30
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, 3)) + y[:, None]
+    K = X @ X.T
+    hi_ref, hi = np.full(n, 2.0), np.full(n, 3.0)
+    alpha = exact_svc(K, y, hi_ref, True)[0]
+    grad = (np.outer(y, y) * K) @ alpha - 1.0
+
+    def as_form(v):
+        if form == "list":
+            return v.tolist()
+        if form == "strided":
+            return np.repeat(v, 2)[::2]
+        if form == "big-endian":
+            return v.astype(">f8")
+        return v.astype(np.int64) if v is hi_ref or v is hi else v
+
+    data = ScreeningData(X, y, kernel="linear", fit_intercept=True, centre_sample=5)
+    gap = duality_gap(alpha, grad, -np.ones(n), np.zeros(n), hi_ref, y)
+    # (BT2 alone proves nothing here; it runs IT's code)
+    steps = [(data.dvi_path_step(), (gap.gap,)),
+             (data.two_ball_path_step("it"), (gap.gap, gap.b))]
+    for step, scalars in steps:
+        want = [m.copy() for m in step(alpha, grad, hi_ref, hi, *scalars)]
+        assert any(m.any() for m in want)
+        inputs = [as_form(v) for v in (alpha, grad, hi_ref, hi)]
+        before = [np.array(v, copy=True) for v in inputs]
+        got = step(*inputs, *scalars)
+        assert [m.tolist() for m in got] == [m.tolist() for m in want]
+        for v, w in zip(inputs, before):
+            np.testing.assert_array_equal(np.asarray(v), w)
+
+
 def test_path_dvi_step_checks_its_input():
     y = np.array([1.0, -1.0, 1.0])
     step = _rules.DviPathStep(y, np.ones(3), np.ones(3), np.empty(0, np.intp), True, 1.0,
