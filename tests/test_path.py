@@ -1291,6 +1291,56 @@ def test_screened_path_equals_unscreened_path_random(seed, n, d, kernel, rule, f
                                        atol=1e-4 * C * max(weight, 1.0))
 
 
+@settings(max_examples=examples(12), deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(6, 30),
+       data=st.sampled_from(["opposite_duplicates", "one_of_a_class", "identical_rows",
+                             "zero_weights"]),
+       kernel=st.sampled_from(["linear", "rbf", "poly", "precomputed"]),
+       rule=st.sampled_from(SCREENING_RULES), fit_intercept=st.booleans(),
+       max_iter=st.sampled_from([1, 3, 10]), log_c_low=st.floats(-3.0, 1.0))
+def test_a_path_through_unconverged_steps_on_degenerate_data_is_fresh_solves(
+        seed, n, data, kernel, rule, fit_intercept, max_iter, log_c_low):
+    """Degenerate data (a point given twice with opposite labels, a class of
+    one sample, rows all equal, samples of weight 0) and a max_iter so small
+    that some steps stop short: every C the path reports solved has
+    fit_binary's objective at that C (tol 1e-3, within 2e-3 relative), from
+    whatever warm start and screening reference the unconverged steps before
+    it left, and no rule puts a sample back."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = 1.0, -1.0
+    weight = None
+    if data == "opposite_duplicates":
+        X[1::2] = X[0::2][:n // 2]
+        y[1::2] = -y[0::2][:n // 2]
+    elif data == "one_of_a_class":
+        y[:] = -1.0
+        y[rng.integers(n)] = 1.0
+    elif data == "identical_rows":
+        X[:] = X[0]
+    else:
+        weight = rng.choice([0.0, 1.0, 2.0], size=n)
+        weight[:2] = 1.0
+    if kernel == "precomputed":
+        X = X @ X.T
+    options = dict(kernel=kernel, fit_intercept=fit_intercept, sample_weight=weight,
+                   tol=1e-3, **({"gamma": 0.5, "coef0": 1.0, "degree": 2}
+                                if kernel == "poly" else {}))
+    grid = np.geomspace(10.0 ** log_c_low, 10.0 ** (log_c_low + 3), 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", svmscreen.ConvergenceWarning)
+        path = train_path(X, y, C=grid, screening=rule, max_iter=max_iter, **options)
+    assert path.put_back.sum() == 0
+    for t, C in enumerate(grid):
+        if path.status[t] != "optimal":
+            continue
+        fresh = svmscreen.fit_binary(X, y, C=C, **options)
+        assert fresh.status_ == "optimal"
+        assert abs(path.objective[t] - fresh.objective_) <= 2e-3 * max(
+            abs(fresh.objective_), 1e-12 * C)
+
+
 @settings(max_examples=examples(20), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(8, 40), d=st.integers(1, 4),
        kernel=st.sampled_from(["linear", "rbf"]), rule=st.sampled_from(SCREENING_RULES),
