@@ -1472,19 +1472,14 @@ cdef class _PathStep:
 
     cdef int _ball(self, alpha, grad, hi_ref, hi, double gap0, bint exact_reference,
                    bint classify, int sets=V_BOTH, bint margins=True) except -1:
-        """The call's inputs into the step (``_load_inputs``), qa = grad + 1,
-        and the (gap-)DVI step (``_ball_step``) into ``ball``, with R' and
+        """The call's inputs into the step (``_load_inputs``) and the
+        (gap-)DVI step (``_ball_step``) into ``ball``, with R' and
         L' into the masks if ``classify``."""
-        cdef Py_ssize_t i, n = self.y.shape[0]
         cdef int err
         cdef unsigned char[::1] zero = self.zero if classify else self.zero[:0]
         cdef unsigned char[::1] bound = self.bound if classify else self.bound[:0]
-        cdef cnp.ndarray grad_array = _float_vector(grad, n, INPUT_NAMES)
-        cdef const double* G = <const double*> cnp.PyArray_DATA(grad_array)
-        self._load_inputs(alpha, hi_ref, hi)
+        self._load_inputs(alpha, grad, hi_ref, hi)
         with nogil:
-            for i in range(n):
-                self.qa[i] = G[i] + 1.0
             err = _ball_step(self.alpha, self.qa, self.y, self.hi_ref, self.hi, gap0,
                              exact_reference, self.roundoff_scale, self.tau, self.norms,
                              self.centred_norms, self.centre_index, self.fit_intercept,
@@ -1497,16 +1492,22 @@ cdef class _PathStep:
         self.n_screened = self.ball.screened
         return 0
 
-    cdef int _load_inputs(self, alpha, hi_ref, hi) except -1:
-        """Copy alpha, hi_ref and hi into the step's own vectors.  A typed
-        memoryview argument costs about 0.4 us to acquire (a Python object
-        and a check of the buffer's format): four were a sixth of a DVI
-        call at n = 270.  A copy costs n doubles."""
-        cdef Py_ssize_t n = self.y.shape[0]
+    cdef cnp.ndarray _load_inputs(self, alpha, grad, hi_ref, hi):
+        """qa = grad + 1 and copies of alpha, hi_ref and hi in the step's own
+        vectors; returns grad as a float64 vector (``_float_vector``).  A
+        typed memoryview argument costs about 0.4 us to acquire (a Python
+        object and a check of the buffer's format): four were a sixth of a
+        DVI call at n = 270.  A copy costs n doubles."""
+        cdef Py_ssize_t i, n = self.y.shape[0]
+        cdef cnp.ndarray grad_array = _float_vector(grad, n, INPUT_NAMES)
+        cdef const double* G = <const double*> cnp.PyArray_DATA(grad_array)
         _copy_vector(_float_vector(alpha, n, INPUT_NAMES), self.alpha)
         _copy_vector(_float_vector(hi_ref, n, INPUT_NAMES), self.hi_ref)
         _copy_vector(_float_vector(hi, n, INPUT_NAMES), self.hi)
-        return 0
+        with nogil:
+            for i in range(n):
+                self.qa[i] = G[i] + 1.0
+        return grad_array
 
 
 # The vectors of a path step's call (``_float_vector``'s error names them).
@@ -1645,13 +1646,11 @@ cdef class DomePathStep(_PathStep):
         self.b[0] = self.b[1] = 0.0
         self.b[2] = self.b[3] = NAN
         self.statuses[0] = self.statuses[1] = 0
-        grad_array = _float_vector(grad, n, INPUT_NAMES)
+        grad_array = self._load_inputs(alpha, grad, hi_ref, hi)
         grad_a = <const double*> cnp.PyArray_DATA(grad_array)
-        self._load_inputs(alpha, hi_ref, hi)
         alpha_a, hi_a, hi_in = self.alpha, self.hi_ref, self.hi
         with nogil:
             for i in range(n):
-                self.qa[i] = grad_a[i] + 1.0
                 gamma_a += alpha_a[i] * self.qa[i]           # ||w_a||^2
                 cross += alpha_a[i] * self.qb[i]             # w_a'w_b
                 l1 += fabs(alpha_a[i] + self.alpha_b[i])
